@@ -1,0 +1,84 @@
+package dev.tasklane.config;
+
+import java.time.Duration;
+import java.util.List;
+
+import jakarta.validation.Valid;
+import jakarta.validation.constraints.Max;
+import jakarta.validation.constraints.Min;
+import jakarta.validation.constraints.NotNull;
+
+import org.jspecify.annotations.Nullable;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.bind.DefaultValue;
+import org.springframework.validation.annotation.Validated;
+
+/**
+ * Every {@code TASKLANE_*} setting of the contract, bound once at start and validated so that a
+ * bad value stops the replica before it serves anything. Environment variables map by Boot's
+ * relaxed binding ({@code TASKLANE_RETRY_BASE_DELAY} is {@code tasklane.retry.base-delay}).
+ *
+ * @param api bearer tokens for the API
+ * @param worker in-process queues and the lease on their running tasks
+ * @param rescueInterval how often expired leases are looked for
+ * @param retry backoff between attempts
+ * @param retention how long terminal tasks and their events are kept
+ * @param maxPayloadBytes the largest {@code payload} of one task
+ * @param maxRequestBytes the largest request body
+ * @param http limits on the built-in {@code http} task type
+ * @param listenUrl a direct R2DBC URL for LISTEN; derived from {@code spring.r2dbc.url} if unset
+ */
+@Validated
+@ConfigurationProperties("tasklane")
+public record TasklaneProperties(
+        @DefaultValue @Valid Api api,
+        @DefaultValue @Valid Worker worker,
+        @DefaultValue("5s") @NotNull Duration rescueInterval,
+        @DefaultValue @Valid Retry retry,
+        @DefaultValue("7d") @NotNull Duration retention,
+        @DefaultValue("262144") @Min(1) long maxPayloadBytes,
+        @DefaultValue("16777216") @Min(1024) @Max(Integer.MAX_VALUE) long maxRequestBytes,
+        @DefaultValue @Valid Http http,
+        @Nullable String listenUrl) {
+
+    /** @param tokens accepted bearer tokens; empty means one is generated at start */
+    public record Api(@DefaultValue List<String> tokens) {
+
+        public Api {
+            tokens = tokens.stream().map(String::strip).filter(t -> !t.isEmpty()).toList();
+        }
+
+        @Override
+        public String toString() {
+            return "Api[tokens=" + tokens.size() + " configured]";
+        }
+    }
+
+    /**
+     * @param queues {@code name:concurrency} entries worked in-process
+     * @param lease lease on a running in-process task, renewed while it runs
+     */
+    public record Worker(@DefaultValue("default:16") List<String> queues,
+                         @DefaultValue("30s") @NotNull Duration lease) {
+
+        public Worker {
+            queues = queues.stream().map(String::strip).filter(q -> !q.isEmpty()).toList();
+        }
+    }
+
+    /**
+     * @param baseDelay delay before the second attempt
+     * @param maxDelay cap on any delay
+     */
+    public record Retry(@DefaultValue("1s") @NotNull Duration baseDelay,
+                        @DefaultValue("1h") @NotNull Duration maxDelay) {
+    }
+
+    /** @param allowedHosts hosts or CIDRs that {@code http} tasks may reach although private */
+    public record Http(@DefaultValue List<String> allowedHosts) {
+
+        public Http {
+            allowedHosts = allowedHosts.stream().map(String::strip).filter(h -> !h.isEmpty()).toList();
+        }
+    }
+}
