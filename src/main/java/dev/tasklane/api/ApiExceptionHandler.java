@@ -1,0 +1,105 @@
+package dev.tasklane.api;
+
+import java.util.List;
+
+import dev.tasklane.queue.IllegalTransitionException;
+import dev.tasklane.queue.TaskNotFoundException;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.core.io.buffer.DataBufferLimitException;
+import org.springframework.dao.DataAccessResourceFailureException;
+import org.springframework.dao.TransientDataAccessException;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.HttpStatusCode;
+import org.springframework.http.ProblemDetail;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.bind.annotation.ExceptionHandler;
+import org.springframework.web.bind.annotation.RestControllerAdvice;
+import org.springframework.web.reactive.result.method.annotation.ResponseEntityExceptionHandler;
+import org.springframework.web.server.ServerWebExchange;
+import reactor.core.publisher.Mono;
+
+/**
+ * The one place where failures become RFC 9457 problems: the service's own exceptions here,
+ * and the framework's (400, 404, 405, 415, ...) through the superclass.
+ */
+@RestControllerAdvice
+class ApiExceptionHandler extends ResponseEntityExceptionHandler {
+
+    private static final Logger log = LoggerFactory.getLogger(ApiExceptionHandler.class);
+
+    @ExceptionHandler
+    ResponseEntity<ProblemDetail> invalid(InvalidRequestException e) {
+        return problem(HttpStatus.UNPROCESSABLE_CONTENT, "Invalid request", e.getMessage(), e.errors());
+    }
+
+    @ExceptionHandler
+    ResponseEntity<ProblemDetail> malformed(MalformedRequestException e) {
+        return problem(HttpStatus.BAD_REQUEST, "Malformed request", e.getMessage(), List.of(e.error()));
+    }
+
+    @ExceptionHandler
+    ResponseEntity<ProblemDetail> tooLarge(PayloadTooLargeException e) {
+        return problem(HttpStatus.CONTENT_TOO_LARGE, "Payload too large", e.getMessage(), List.of());
+    }
+
+    @ExceptionHandler
+    ResponseEntity<ProblemDetail> requestTooLarge(DataBufferLimitException e) {
+        ResponseEntity<ProblemDetail> response = problem(HttpStatus.CONTENT_TOO_LARGE, "Request too large",
+                "The request body is larger than the configured limit", List.of());
+        return ResponseEntity.status(response.getStatusCode()).header(HttpHeaders.CONNECTION, "close")
+                .body(response.getBody());
+    }
+
+    @ExceptionHandler
+    ResponseEntity<ProblemDetail> notFound(TaskNotFoundException e) {
+        return problem(HttpStatus.NOT_FOUND, "Task not found", e.getMessage(), List.of());
+    }
+
+    @ExceptionHandler
+    ResponseEntity<ProblemDetail> conflict(IllegalTransitionException e) {
+        ResponseEntity<ProblemDetail> response =
+                problem(HttpStatus.CONFLICT, "Task state does not allow this", e.getMessage(), List.of());
+        response.getBody().setProperty("state", e.state().wireName());
+        return response;
+    }
+
+    @ExceptionHandler({DataAccessResourceFailureException.class, TransientDataAccessException.class})
+    ResponseEntity<ProblemDetail> databaseUnavailable(RuntimeException e) {
+        log.warn("Database unavailable: {}", e.getMessage());
+        ResponseEntity<ProblemDetail> response = problem(HttpStatus.SERVICE_UNAVAILABLE, "Database unavailable",
+                "The database cannot be reached right now; retry shortly", List.of());
+        return ResponseEntity.status(response.getStatusCode())
+                .header(HttpHeaders.RETRY_AFTER, "1").body(response.getBody());
+    }
+
+    /**
+     * Every problem carries a detail, also those the framework builds without one. A body too
+     * large to read was not read to its end, so the connection cannot carry another request.
+     */
+    @Override
+    protected Mono<ResponseEntity<Object>> createResponseEntity(@Nullable Object body, HttpHeaders headers,
+                                                                HttpStatusCode status, ServerWebExchange exchange) {
+        if (body instanceof ProblemDetail problem && problem.getDetail() == null) {
+            problem.setDetail(problem.getTitle() != null ? problem.getTitle() : "Request failed");
+        }
+        HttpHeaders responseHeaders = new HttpHeaders();
+        responseHeaders.addAll(headers);
+        if (status.value() == HttpStatus.CONTENT_TOO_LARGE.value()) {
+            responseHeaders.set(HttpHeaders.CONNECTION, "close");
+        }
+        return super.createResponseEntity(body, responseHeaders, status, exchange);
+    }
+
+    private static ResponseEntity<ProblemDetail> problem(HttpStatus status, String title, String detail,
+                                                         List<FieldError> errors) {
+        ProblemDetail problem = ProblemDetail.forStatusAndDetail(status, detail);
+        problem.setTitle(title);
+        if (!errors.isEmpty()) {
+            problem.setProperty("errors", errors);
+        }
+        return ResponseEntity.status(status).body(problem);
+    }
+}

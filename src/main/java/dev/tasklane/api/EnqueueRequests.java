@@ -1,0 +1,170 @@
+package dev.tasklane.api;
+
+import java.math.BigDecimal;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.regex.Pattern;
+
+import dev.tasklane.queue.NewTask;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * Turns enqueue bodies into {@link NewTask}s, enforcing every rule of the contract: types and
+ * ranges, the payload limit, and that PostgreSQL can store what it is given.
+ */
+final class EnqueueRequests {
+
+    static final Pattern QUEUE_NAME = Pattern.compile("[A-Za-z0-9_-][A-Za-z0-9_.-]{0,63}");
+    static final Pattern TYPE_NAME = Pattern.compile("[A-Za-z0-9_.:-]{1,128}");
+    static final int MAX_BATCH = 1000;
+    static final int MAX_KEY_LENGTH = 200;
+
+    /** Far enough for any schedule, near enough that every timestamp stays representable. */
+    private static final BigDecimal MAX_DELAY_SECONDS = BigDecimal.valueOf(100L * 366 * 24 * 3600);
+    private static final Instant EARLIEST_RUN_AT = Instant.parse("0001-01-01T00:00:00Z");
+    private static final Instant LATEST_RUN_AT = Instant.parse("9999-12-31T23:59:59Z");
+
+    private final long maxPayloadBytes;
+
+    EnqueueRequests(long maxPayloadBytes) {
+        this.maxPayloadBytes = maxPayloadBytes;
+    }
+
+    static void requireQueueName(String queue) {
+        if (!QUEUE_NAME.matcher(queue).matches()) {
+            throw new InvalidRequestException("queue",
+                    "must match " + QUEUE_NAME.pattern() + " (1 to 64 characters)");
+        }
+    }
+
+    NewTask single(JsonNode body) {
+        List<FieldError> errors = new ArrayList<>();
+        NewTask task = read(JsonFields.of(body, "", errors));
+        if (!errors.isEmpty()) {
+            throw new InvalidRequestException(errors);
+        }
+        return task;
+    }
+
+    List<NewTask> batch(JsonNode body) {
+        List<FieldError> errors = new ArrayList<>();
+        JsonFields fields = JsonFields.of(body, "", errors);
+        Optional<JsonNode> items = fields.array("tasks");
+        if (items.isEmpty()) {
+            throw new InvalidRequestException("tasks", "is required");
+        }
+        int size = items.get().size();
+        if (size < 1 || size > MAX_BATCH) {
+            throw new InvalidRequestException("tasks", "must hold 1 to " + MAX_BATCH + " tasks, not " + size);
+        }
+        List<NewTask> tasks = new ArrayList<>(size);
+        Map<String, Integer> firstUseOfKey = new HashMap<>();
+        for (int i = 0; i < size; i++) {
+            String path = "tasks[" + i + "]";
+            NewTask task = read(JsonFields.of(items.get().get(i), path, errors));
+            tasks.add(task);
+            if (task != null && task.idempotencyKey() != null) {
+                Integer first = firstUseOfKey.putIfAbsent(task.idempotencyKey(), i);
+                if (first != null) {
+                    errors.add(new FieldError(path + ".idempotencyKey",
+                            "repeats the key of tasks[" + first + "] in the same batch"));
+                }
+            }
+        }
+        if (!errors.isEmpty()) {
+            throw new InvalidRequestException(errors);
+        }
+        return List.copyOf(tasks);
+    }
+
+    /** Reads one task; returns null when a field is invalid (the error is recorded). */
+    private NewTask read(JsonFields fields) {
+        int before = errorCount(fields);
+        Optional<String> type = fields.requiredText("type", 128);
+        type.filter(t -> !TYPE_NAME.matcher(t).matches())
+                .ifPresent(t -> fields.invalid("type", "must match " + TYPE_NAME.pattern()));
+        String payload = fields.raw("payload").map(p -> payloadText(fields, p)).orElse(null);
+        int priority = fields.integer("priority", -100, 100).orElse(0L).intValue();
+        int maxAttempts = fields.integer("maxAttempts", 1, 100).orElse((long) NewTask.DEFAULT_MAX_ATTEMPTS).intValue();
+        String key = fields.text("idempotencyKey", MAX_KEY_LENGTH).orElse(null);
+        Instant runAt = fields.string("runAt").map(text -> parseRunAt(fields, text)).orElse(null);
+        Duration delay = fields.number("delaySeconds").map(seconds -> parseDelay(fields, seconds)).orElse(Duration.ZERO);
+        if (fields.has("runAt") && fields.has("delaySeconds")) {
+            fields.invalid("delaySeconds", "give runAt or delaySeconds, not both");
+        }
+        if (errorCount(fields) > before || type.isEmpty()) {
+            return null;
+        }
+        return new NewTask(type.get(), payload, priority, runAt, delay, maxAttempts, key);
+    }
+
+    private static int errorCount(JsonFields fields) {
+        return fields.errorCount();
+    }
+
+    private String payloadText(JsonFields fields, JsonNode payload) {
+        if (!storable(payload)) {
+            fields.invalid("payload", "must not contain NUL characters or unpaired surrogates"
+                    + " (PostgreSQL jsonb cannot store them)");
+            return null;
+        }
+        String text = payload.toString();
+        long bytes = text.getBytes(StandardCharsets.UTF_8).length;
+        if (bytes > maxPayloadBytes) {
+            throw new PayloadTooLargeException(fields.path("payload") + " is " + bytes
+                    + " bytes; the limit is " + maxPayloadBytes);
+        }
+        return text;
+    }
+
+    private static boolean storable(JsonNode node) {
+        if (node.isString()) {
+            return JsonFields.isStorableText(node.stringValue());
+        }
+        if (node.isObject()) {
+            for (Map.Entry<String, JsonNode> property : node.properties()) {
+                if (!JsonFields.isStorableText(property.getKey()) || !storable(property.getValue())) {
+                    return false;
+                }
+            }
+        }
+        if (node.isArray()) {
+            for (JsonNode element : node) {
+                if (!storable(element)) {
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
+
+    private static Instant parseRunAt(JsonFields fields, String text) {
+        try {
+            Instant runAt = OffsetDateTime.parse(text).toInstant();
+            if (runAt.isBefore(EARLIEST_RUN_AT) || runAt.isAfter(LATEST_RUN_AT)) {
+                fields.invalid("runAt", "must be between years 1 and 9999");
+                return null;
+            }
+            return runAt;
+        } catch (DateTimeParseException e) {
+            fields.invalid("runAt", "must be an ISO-8601 timestamp with offset, like 2026-12-02T10:00:00Z");
+            return null;
+        }
+    }
+
+    private static Duration parseDelay(JsonFields fields, BigDecimal seconds) {
+        if (seconds.signum() < 0 || seconds.compareTo(MAX_DELAY_SECONDS) > 0) {
+            fields.invalid("delaySeconds", "must be within 0.." + MAX_DELAY_SECONDS);
+            return Duration.ZERO;
+        }
+        return Duration.ofNanos(seconds.movePointRight(9).longValue());
+    }
+}

@@ -1,0 +1,162 @@
+package dev.tasklane.api;
+
+import java.math.BigDecimal;
+import java.util.List;
+import java.util.Optional;
+
+import tools.jackson.databind.JsonNode;
+
+/**
+ * Reads the fields of one JSON object by the contract's rules: a field of the wrong JSON type
+ * is a 400 at once; a value out of range is recorded as a {@link FieldError} so that a 422 can
+ * name every bad field together. A field that is absent or JSON {@code null} is not given.
+ */
+final class JsonFields {
+
+    private final JsonNode node;
+    private final String path;
+    private final List<FieldError> errors;
+
+    private JsonFields(JsonNode node, String path, List<FieldError> errors) {
+        this.node = node;
+        this.path = path;
+        this.errors = errors;
+    }
+
+    /** The object at {@code path}; {@code errors} collects what is invalid in it. */
+    static JsonFields of(JsonNode node, String path, List<FieldError> errors) {
+        if (node == null || !node.isObject()) {
+            throw new MalformedRequestException(path.isEmpty() ? "body" : path, "must be a JSON object");
+        }
+        return new JsonFields(node, path, errors);
+    }
+
+    String path(String field) {
+        return path.isEmpty() ? field : path + "." + field;
+    }
+
+    int errorCount() {
+        return errors.size();
+    }
+
+    void invalid(String field, String message) {
+        errors.add(new FieldError(path(field), message));
+    }
+
+    boolean has(String field) {
+        JsonNode value = node.get(field);
+        return value != null && !value.isNull();
+    }
+
+    Optional<JsonNode> raw(String field) {
+        return has(field) ? Optional.of(node.get(field)) : Optional.empty();
+    }
+
+    Optional<String> string(String field) {
+        return raw(field).map(value -> {
+            if (!value.isString()) {
+                throw new MalformedRequestException(path(field), "must be a string");
+            }
+            return value.stringValue();
+        });
+    }
+
+    /** A string that must be present and hold 1..maxLength characters without NUL. */
+    Optional<String> requiredText(String field, int maxLength) {
+        if (!has(field)) {
+            invalid(field, "is required");
+            return Optional.empty();
+        }
+        return text(field, maxLength);
+    }
+
+    /** An optional string of 1..maxLength characters without NUL (PostgreSQL text cannot hold it). */
+    Optional<String> text(String field, int maxLength) {
+        Optional<String> value = string(field);
+        if (value.isEmpty()) {
+            return value;
+        }
+        String text = value.get();
+        int length = text.codePointCount(0, text.length());
+        if (length < 1 || length > maxLength) {
+            invalid(field, "must be 1 to " + maxLength + " characters");
+            return Optional.empty();
+        }
+        if (!isStorableText(text)) {
+            invalid(field, "must be valid Unicode without NUL characters");
+            return Optional.empty();
+        }
+        return value;
+    }
+
+    /** PostgreSQL text holds neither NUL nor half a surrogate pair (it would be stored as '?'). */
+    static boolean isStorableText(String text) {
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (c == '\0') {
+                return false;
+            }
+            if (Character.isHighSurrogate(c)) {
+                if (i + 1 >= text.length() || !Character.isLowSurrogate(text.charAt(i + 1))) {
+                    return false;
+                }
+                i++;
+            } else if (Character.isLowSurrogate(c)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    Optional<BigDecimal> number(String field) {
+        Optional<JsonNode> raw = raw(field);
+        if (raw.isEmpty()) {
+            return Optional.empty();
+        }
+        JsonNode value = raw.get();
+        if (!value.isNumber()) {
+            throw new MalformedRequestException(path(field), "must be a number");
+        }
+        if (value.isFloatingPointNumber() && !Double.isFinite(value.doubleValue())) {
+            invalid(field, "is out of range");
+            return Optional.empty();
+        }
+        return Optional.of(value.decimalValue());
+    }
+
+    /** A whole number within min..max; fractions and values outside are invalid. */
+    Optional<Long> integer(String field, long min, long max) {
+        Optional<BigDecimal> value = number(field);
+        if (value.isEmpty()) {
+            return Optional.empty();
+        }
+        BigDecimal number = value.get();
+        if (number.signum() != 0 && number.stripTrailingZeros().scale() > 0) {
+            invalid(field, "must be a whole number");
+            return Optional.empty();
+        }
+        if (number.compareTo(BigDecimal.valueOf(min)) < 0 || number.compareTo(BigDecimal.valueOf(max)) > 0) {
+            invalid(field, "must be within " + min + ".." + max);
+            return Optional.empty();
+        }
+        return Optional.of(number.longValueExact());
+    }
+
+    Optional<Boolean> bool(String field) {
+        return raw(field).map(value -> {
+            if (!value.isBoolean()) {
+                throw new MalformedRequestException(path(field), "must be true or false");
+            }
+            return value.booleanValue();
+        });
+    }
+
+    Optional<JsonNode> array(String field) {
+        return raw(field).map(value -> {
+            if (!value.isArray()) {
+                throw new MalformedRequestException(path(field), "must be an array");
+            }
+            return value;
+        });
+    }
+}

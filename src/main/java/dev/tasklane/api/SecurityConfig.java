@@ -1,0 +1,102 @@
+package dev.tasklane.api;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.io.buffer.DataBuffer;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpMethod;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.MediaType;
+import org.springframework.http.server.reactive.ServerHttpResponse;
+import org.springframework.security.config.web.server.ServerHttpSecurity;
+import org.springframework.security.oauth2.core.DefaultOAuth2AuthenticatedPrincipal;
+import org.springframework.security.oauth2.server.resource.introspection.BadOpaqueTokenException;
+import org.springframework.security.oauth2.server.resource.introspection.ReactiveOpaqueTokenIntrospector;
+import org.springframework.security.oauth2.server.resource.web.server.authentication.ServerBearerTokenAuthenticationConverter;
+import org.springframework.security.web.server.SecurityWebFilterChain;
+import org.springframework.security.web.server.ServerAuthenticationEntryPoint;
+import org.springframework.security.web.server.authentication.ServerAuthenticationConverter;
+import org.springframework.security.web.server.authorization.ServerAccessDeniedHandler;
+import org.springframework.security.web.server.context.NoOpServerSecurityContextRepository;
+import org.springframework.security.web.server.util.matcher.PathPatternParserServerWebExchangeMatcher;
+import org.springframework.security.web.server.util.matcher.ServerWebExchangeMatcher;
+import org.springframework.security.web.server.util.matcher.ServerWebExchangeMatchers;
+import reactor.core.publisher.Mono;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * Bearer tokens on the API (Spring Security's resource server, with {@link ApiTokens} as the
+ * opaque-token introspector). Open: the dashboard, health probes, Prometheus and the API docs.
+ * The two event streams also take the token as {@code access_token}, because a browser's
+ * EventSource cannot send headers; no other route does.
+ */
+@Configuration(proxyBeanMethods = false)
+class SecurityConfig {
+
+    private static final ServerWebExchangeMatcher EVENT_STREAMS = ServerWebExchangeMatchers.matchers(
+            new PathPatternParserServerWebExchangeMatcher("/api/v1/events", HttpMethod.GET),
+            new PathPatternParserServerWebExchangeMatcher("/api/v1/tasks/{id}/events", HttpMethod.GET));
+
+    @Bean
+    SecurityWebFilterChain securityWebFilterChain(ServerHttpSecurity http, ApiTokens tokens, JsonMapper json) {
+        ServerAuthenticationEntryPoint unauthorized = (exchange, e) -> {
+            boolean tokenSent = exchange.getRequest().getHeaders().containsHeader(HttpHeaders.AUTHORIZATION)
+                    || exchange.getRequest().getQueryParams().containsKey("access_token");
+            exchange.getResponse().getHeaders().set(HttpHeaders.WWW_AUTHENTICATE,
+                    tokenSent ? "Bearer error=\"invalid_token\"" : "Bearer");
+            return writeProblem(exchange.getResponse(), json, HttpStatus.UNAUTHORIZED, "Unauthorized",
+                    tokenSent ? "The bearer token is not valid" : "This call needs Authorization: Bearer <token>");
+        };
+        ServerAccessDeniedHandler forbidden = (exchange, e) -> writeProblem(exchange.getResponse(), json,
+                HttpStatus.FORBIDDEN, "Forbidden", "This endpoint is closed");
+        return http
+                .csrf(ServerHttpSecurity.CsrfSpec::disable)
+                .httpBasic(ServerHttpSecurity.HttpBasicSpec::disable)
+                .formLogin(ServerHttpSecurity.FormLoginSpec::disable)
+                .logout(ServerHttpSecurity.LogoutSpec::disable)
+                .requestCache(ServerHttpSecurity.RequestCacheSpec::disable)
+                .securityContextRepository(NoOpServerSecurityContextRepository.getInstance())
+                .authorizeExchange(exchanges -> exchanges
+                        .pathMatchers("/actuator/health", "/actuator/health/**", "/actuator/prometheus").permitAll()
+                        .pathMatchers("/actuator", "/actuator/**").denyAll()
+                        .pathMatchers("/api/**").authenticated()
+                        .anyExchange().permitAll())
+                .oauth2ResourceServer(resourceServer -> resourceServer
+                        .bearerTokenConverter(bearerTokens())
+                        .authenticationEntryPoint(unauthorized)
+                        .accessDeniedHandler(forbidden)
+                        .opaqueToken(opaque -> opaque.introspector(introspector(tokens))))
+                .exceptionHandling(exceptions -> exceptions
+                        .authenticationEntryPoint(unauthorized)
+                        .accessDeniedHandler(forbidden))
+                .build();
+    }
+
+    private static ServerAuthenticationConverter bearerTokens() {
+        ServerBearerTokenAuthenticationConverter headerOnly = new ServerBearerTokenAuthenticationConverter();
+        ServerBearerTokenAuthenticationConverter headerOrQuery = new ServerBearerTokenAuthenticationConverter();
+        headerOrQuery.setAllowUriQueryParameter(true);
+        return exchange -> EVENT_STREAMS.matches(exchange).flatMap(match ->
+                (match.isMatch() ? headerOrQuery : headerOnly).convert(exchange));
+    }
+
+    private static ReactiveOpaqueTokenIntrospector introspector(ApiTokens tokens) {
+        return token -> tokens.accepts(token)
+                ? Mono.just(new DefaultOAuth2AuthenticatedPrincipal("api-client", Map.of("sub", "api-client"), List.of()))
+                : Mono.error(new BadOpaqueTokenException("unknown token"));
+    }
+
+    private static Mono<Void> writeProblem(ServerHttpResponse response, JsonMapper json, HttpStatus status,
+                                           String title, String detail) {
+        response.setStatusCode(status);
+        response.getHeaders().setContentType(MediaType.APPLICATION_PROBLEM_JSON);
+        byte[] body = json.writeValueAsString(Map.of("type", "about:blank", "title", title,
+                "status", status.value(), "detail", detail)).getBytes(StandardCharsets.UTF_8);
+        DataBuffer buffer = response.bufferFactory().wrap(body);
+        return response.writeWith(Mono.just(buffer));
+    }
+}

@@ -1,0 +1,157 @@
+package dev.tasklane.api;
+
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.util.Base64;
+import java.util.List;
+import java.util.regex.Pattern;
+
+import dev.tasklane.config.TasklaneProperties;
+import dev.tasklane.queue.Enqueued;
+import dev.tasklane.queue.TaskFilter;
+import dev.tasklane.queue.TaskState;
+import dev.tasklane.queue.TaskStore;
+import org.jspecify.annotations.Nullable;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.bind.annotation.DeleteMapping;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RequestMapping;
+import org.springframework.web.bind.annotation.RequestParam;
+import org.springframework.web.bind.annotation.RestController;
+import reactor.core.publisher.Mono;
+import tools.jackson.databind.JsonNode;
+
+/** Enqueue, read, list and delete tasks. */
+@RestController
+@RequestMapping("/api/v1")
+class TaskController {
+
+    static final String REPLAYED_HEADER = "Idempotent-Replayed";
+    private static final int DEFAULT_PAGE = 50;
+    private static final int MAX_PAGE = 500;
+
+    private final TaskStore tasks;
+    private final EnqueueRequests requests;
+
+    TaskController(TaskStore tasks, TasklaneProperties properties) {
+        this.tasks = tasks;
+        this.requests = new EnqueueRequests(properties.maxPayloadBytes());
+    }
+
+    /** The list of tasks in a batch response. */
+    record TaskList(List<TaskJson> tasks) {
+    }
+
+    /** A page of the task list; {@code next} goes back as {@code before}. */
+    record TaskPageJson(List<TaskJson> tasks, @Nullable String next) {
+    }
+
+    @PostMapping("/queues/{queue}/tasks")
+    Mono<ResponseEntity<TaskJson>> enqueue(@PathVariable String queue, @RequestBody JsonNode body) {
+        EnqueueRequests.requireQueueName(queue);
+        return Mono.fromSupplier(() -> requests.single(body))
+                .flatMap(task -> tasks.enqueue(queue, List.of(task)))
+                .map(results -> {
+                    Enqueued result = results.get(0);
+                    TaskJson json = TaskJson.of(result.task());
+                    return result.created()
+                            ? ResponseEntity.created(URI.create("/api/v1/tasks/" + json.id())).body(json)
+                            : ResponseEntity.ok().header(REPLAYED_HEADER, "true").body(json);
+                });
+    }
+
+    @PostMapping("/queues/{queue}/tasks/batch")
+    Mono<ResponseEntity<TaskList>> enqueueBatch(@PathVariable String queue, @RequestBody JsonNode body) {
+        EnqueueRequests.requireQueueName(queue);
+        return Mono.fromSupplier(() -> requests.batch(body))
+                .flatMap(batch -> tasks.enqueue(queue, batch))
+                .map(results -> {
+                    boolean anyCreated = results.stream().anyMatch(Enqueued::created);
+                    TaskList list = new TaskList(results.stream().map(r -> TaskJson.of(r.task())).toList());
+                    return ResponseEntity.status(anyCreated ? HttpStatus.CREATED : HttpStatus.OK).body(list);
+                });
+    }
+
+    @GetMapping("/tasks/{id}")
+    Mono<TaskJson> get(@PathVariable String id) {
+        return tasks.get(TaskIds.parse(id)).map(TaskJson::of);
+    }
+
+    @GetMapping("/tasks")
+    Mono<TaskPageJson> list(@RequestParam(required = false) @Nullable String queue,
+                            @RequestParam(required = false) @Nullable String state,
+                            @RequestParam(required = false) @Nullable String type,
+                            @RequestParam(required = false) @Nullable String limit,
+                            @RequestParam(required = false) @Nullable String before) {
+        TaskFilter filter = new TaskFilter(matching("queue", emptyToNull(queue), EnqueueRequests.QUEUE_NAME),
+                parseState(state), matching("type", emptyToNull(type), EnqueueRequests.TYPE_NAME),
+                parseCursor(before), parseLimit(limit));
+        return tasks.list(filter).map(page -> new TaskPageJson(
+                page.tasks().stream().map(TaskJson::of).toList(),
+                page.nextBeforeId() == null ? null : encodeCursor(page.nextBeforeId())));
+    }
+
+    @DeleteMapping("/tasks/{id}")
+    Mono<ResponseEntity<Void>> delete(@PathVariable String id) {
+        return tasks.delete(TaskIds.parse(id)).thenReturn(ResponseEntity.noContent().build());
+    }
+
+    private static @Nullable String emptyToNull(@Nullable String value) {
+        return value == null || value.isEmpty() ? null : value;
+    }
+
+    private static @Nullable String matching(String parameter, @Nullable String value, Pattern pattern) {
+        if (value != null && !pattern.matcher(value).matches()) {
+            throw new InvalidRequestException(parameter, "must match " + pattern.pattern());
+        }
+        return value;
+    }
+
+    private static @Nullable TaskState parseState(@Nullable String state) {
+        if (state == null || state.isEmpty()) {
+            return null;
+        }
+        return TaskState.fromWireName(state).orElseThrow(() -> new InvalidRequestException("state",
+                "must be one of queued, running, succeeded, failed, cancelled"));
+    }
+
+    private static int parseLimit(@Nullable String limit) {
+        if (limit == null || limit.isEmpty()) {
+            return DEFAULT_PAGE;
+        }
+        long value;
+        try {
+            value = Long.parseLong(limit);
+        } catch (NumberFormatException e) {
+            throw new InvalidRequestException("limit", "must be a whole number within 1.." + MAX_PAGE);
+        }
+        if (value < 1 || value > MAX_PAGE) {
+            throw new InvalidRequestException("limit", "must be within 1.." + MAX_PAGE);
+        }
+        return (int) value;
+    }
+
+    static String encodeCursor(long beforeId) {
+        return Base64.getUrlEncoder().withoutPadding()
+                .encodeToString(("before:" + beforeId).getBytes(StandardCharsets.UTF_8));
+    }
+
+    private static @Nullable Long parseCursor(@Nullable String cursor) {
+        if (cursor == null || cursor.isEmpty()) {
+            return null;
+        }
+        try {
+            String decoded = new String(Base64.getUrlDecoder().decode(cursor), StandardCharsets.UTF_8);
+            if (decoded.startsWith("before:")) {
+                return Long.parseLong(decoded.substring("before:".length()));
+            }
+        } catch (IllegalArgumentException e) {
+            // reported below, like any other cursor this service did not hand out
+        }
+        throw new InvalidRequestException("before", "is not a cursor this service handed out as next");
+    }
+}

@@ -1,0 +1,35 @@
+package dev.tasklane.queue;
+
+import java.time.Duration;
+import java.time.Instant;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A task to enqueue, already validated by the caller.
+ *
+ * @param type task type
+ * @param payload JSON text, or null for none
+ * @param priority -100..100, higher runs first
+ * @param runAt when it becomes due; null means {@code delay} after the database's now
+ * @param delay used only when {@code runAt} is null
+ * @param maxAttempts 1..100
+ * @param idempotencyKey null for none
+ */
+public record NewTask(String type, @Nullable String payload, int priority, @Nullable Instant runAt,
+                      Duration delay, int maxAttempts, @Nullable String idempotencyKey) {
+
+    public static final int DEFAULT_MAX_ATTEMPTS = 5;
+
+    public NewTask {
+        if (priority < -100 || priority > 100) {
+            throw new IllegalArgumentException("priority must be within -100..100");
+        }
+        if (maxAttempts < 1 || maxAttempts > 100) {
+            throw new IllegalArgumentException("maxAttempts must be within 1..100");
+        }
+        if (delay.isNegative()) {
+            throw new IllegalArgumentException("delay must not be negative");
+        }
+    }
+}

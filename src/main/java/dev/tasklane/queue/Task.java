@@ -1,0 +1,31 @@
+package dev.tasklane.queue;
+
+import java.time.Instant;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * One task as stored. {@code payload} and {@code result} are JSON text exactly as the database
+ * returns it, so they pass through the service without being parsed again.
+ */
+public record Task(
+        long id,
+        String queue,
+        String type,
+        @Nullable String payload,
+        TaskState state,
+        int priority,
+        int attempt,
+        int maxAttempts,
+        Instant runAt,
+        Instant createdAt,
+        @Nullable Instant startedAt,
+        @Nullable Instant finishedAt,
+        @Nullable String workerId,
+        @Nullable Instant leaseExpiresAt,
+        @Nullable Integer progressPercent,
+        @Nullable String progressMessage,
+        @Nullable String result,
+        @Nullable String lastError,
+        @Nullable String idempotencyKey) {
+}

@@ -1,0 +1,204 @@
+package dev.tasklane.queue;
+
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.function.Function;
+import java.util.stream.IntStream;
+
+import io.r2dbc.spi.Readable;
+import org.jspecify.annotations.Nullable;
+import org.springframework.r2dbc.core.DatabaseClient;
+import org.springframework.stereotype.Component;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/** The only code that runs SQL on the {@code task} table. */
+@Component
+public class TaskStore {
+
+    /**
+     * How often an enqueue retries the keys whose task vanished between the insert that found
+     * the key taken and the read of that task (deleted or pruned meanwhile).
+     */
+    private static final int MAX_KEY_RACE_ROUNDS = 5;
+
+    private final DatabaseClient db;
+
+    public TaskStore(DatabaseClient db) {
+        this.db = db;
+    }
+
+    /**
+     * Enqueues tasks on one queue in one statement, all or none. A task whose idempotency key
+     * already exists on the queue is not inserted; the existing task is returned in its place.
+     * The result is in the order of {@code tasks}.
+     */
+    public Mono<List<Enqueued>> enqueue(String queue, List<NewTask> tasks) {
+        return enqueueRound(queue, tasks, new Enqueued[tasks.size()], allIndexes(tasks.size()), 1)
+                .map(List::of);
+    }
+
+    private Mono<Enqueued[]> enqueueRound(String queue, List<NewTask> all, Enqueued[] results,
+                                          List<Integer> pending, int round) {
+        List<NewTask> batch = pending.stream().map(all::get).toList();
+        return insertMany(queue, batch)
+                .collectMap(Map.Entry::getKey, Map.Entry::getValue)
+                .flatMap(inserted -> {
+                    List<Integer> replayed = new ArrayList<>();
+                    for (int i = 0; i < pending.size(); i++) {
+                        Task task = inserted.get(i + 1);
+                        if (task != null) {
+                            results[pending.get(i)] = new Enqueued(task, true);
+                        } else {
+                            replayed.add(pending.get(i));
+                        }
+                    }
+                    return replayed.isEmpty() ? Mono.just(results)
+                            : resolveReplays(queue, all, results, replayed, round);
+                });
+    }
+
+    private Mono<Enqueued[]> resolveReplays(String queue, List<NewTask> all, Enqueued[] results,
+                                            List<Integer> replayed, int round) {
+        String[] keys = replayed.stream().map(i -> all.get(i).idempotencyKey()).toArray(String[]::new);
+        return db.sql(TaskSql.FIND_BY_KEYS).bind("queue", queue).bind("keys", keys)
+                .map(TaskStore::toTask).all()
+                .collectMap(Task::idempotencyKey, Function.identity())
+                .flatMap(existing -> {
+                    List<Integer> vanished = new ArrayList<>();
+                    for (int i : replayed) {
+                        Task task = existing.get(all.get(i).idempotencyKey());
+                        if (task != null) {
+                            results[i] = new Enqueued(task, false);
+                        } else {
+                            vanished.add(i);
+                        }
+                    }
+                    if (vanished.isEmpty()) {
+                        return Mono.just(results);
+                    }
+                    if (round >= MAX_KEY_RACE_ROUNDS) {
+                        return Mono.error(new IllegalStateException(
+                                "idempotency keys kept changing hands during enqueue: " + vanished.size()));
+                    }
+                    return enqueueRound(queue, all, results, vanished, round + 1);
+                });
+    }
+
+    /** Inserts what it can; emits (position from 1, task) for each inserted row. */
+    private Flux<Map.Entry<Integer, Task>> insertMany(String queue, List<NewTask> tasks) {
+        int n = tasks.size();
+        String[] types = new String[n];
+        String[] payloads = new String[n];
+        Short[] priorities = new Short[n];
+        String[] runAts = new String[n];
+        Long[] delaysMs = new Long[n];
+        Integer[] maxAttempts = new Integer[n];
+        String[] keys = new String[n];
+        for (int i = 0; i < n; i++) {
+            NewTask task = tasks.get(i);
+            types[i] = task.type();
+            payloads[i] = task.payload();
+            priorities[i] = (short) task.priority();
+            runAts[i] = task.runAt() == null ? null : task.runAt().toString();
+            delaysMs[i] = task.delay().toMillis();
+            maxAttempts[i] = task.maxAttempts();
+            keys[i] = task.idempotencyKey();
+        }
+        return db.sql(TaskSql.ENQUEUE_MANY)
+                .bind("queue", queue)
+                .bind("types", types)
+                .bind("payloads", payloads)
+                .bind("priorities", priorities)
+                .bind("runAts", runAts)
+                .bind("delaysMs", delaysMs)
+                .bind("maxAttempts", maxAttempts)
+                .bind("keys", keys)
+                .map(row -> Map.entry(Math.toIntExact(Objects.requireNonNull(row.get("ord", Long.class))),
+                        toTask(row)))
+                .all();
+    }
+
+    public Mono<Task> get(long id) {
+        return db.sql(TaskSql.FIND_BY_ID).bind("id", id).map(TaskStore::toTask).one()
+                .switchIfEmpty(Mono.error(() -> new TaskNotFoundException(id)));
+    }
+
+    /** A page of tasks, newest first; asks for one row more than the page to know if more exist. */
+    public Mono<TaskPage> list(TaskFilter filter) {
+        StringBuilder sql = new StringBuilder(TaskSql.LIST_PREFIX);
+        Map<String, Object> binds = new HashMap<>();
+        if (filter.queue() != null) {
+            sql.append(" AND queue = :queue");
+            binds.put("queue", filter.queue());
+        }
+        if (filter.state() != null) {
+            sql.append(" AND state = :state");
+            binds.put("state", filter.state().wireName());
+        }
+        if (filter.type() != null) {
+            sql.append(" AND type = :type");
+            binds.put("type", filter.type());
+        }
+        if (filter.beforeId() != null) {
+            sql.append(" AND id < :beforeId");
+            binds.put("beforeId", filter.beforeId());
+        }
+        sql.append(TaskSql.LIST_SUFFIX);
+        binds.put("limit", filter.limit() + 1);
+        return db.sql(sql.toString()).bindValues(binds).map(TaskStore::toTask).all().collectList()
+                .map(rows -> rows.size() > filter.limit()
+                        ? new TaskPage(rows.subList(0, filter.limit()), rows.get(filter.limit() - 1).id())
+                        : new TaskPage(rows, null));
+    }
+
+    /** Deletes a terminal task and its events. */
+    public Mono<Void> delete(long id) {
+        return db.sql(TaskSql.DELETE_TERMINAL).bind("id", id).map(row -> row.get("id", Long.class)).one()
+                .switchIfEmpty(Mono.defer(() -> explainRefusal(id, "deleted")))
+                .then();
+    }
+
+    private <T> Mono<T> explainRefusal(long id, String action) {
+        return db.sql(TaskSql.STATE_OF).bind("id", id)
+                .map(row -> TaskState.fromColumn(Objects.requireNonNull(row.get("state", String.class))))
+                .one()
+                .switchIfEmpty(Mono.error(() -> new TaskNotFoundException(id)))
+                .flatMap(state -> Mono.error(new IllegalTransitionException(id, state, action)));
+    }
+
+    static Task toTask(Readable row) {
+        return new Task(
+                Objects.requireNonNull(row.get("id", Long.class)),
+                Objects.requireNonNull(row.get("queue", String.class)),
+                Objects.requireNonNull(row.get("type", String.class)),
+                row.get("payload", String.class),
+                TaskState.fromColumn(Objects.requireNonNull(row.get("state", String.class))),
+                Objects.requireNonNull(row.get("priority", Short.class)),
+                Objects.requireNonNull(row.get("attempt", Integer.class)),
+                Objects.requireNonNull(row.get("max_attempts", Integer.class)),
+                Objects.requireNonNull(row.get("run_at", Instant.class)),
+                Objects.requireNonNull(row.get("created_at", Instant.class)),
+                row.get("started_at", Instant.class),
+                row.get("finished_at", Instant.class),
+                row.get("worker_id", String.class),
+                row.get("lease_expires_at", Instant.class),
+                toInteger(row.get("progress_percent", Short.class)),
+                row.get("progress_message", String.class),
+                row.get("result", String.class),
+                row.get("last_error", String.class),
+                row.get("idempotency_key", String.class));
+    }
+
+    private static @Nullable Integer toInteger(@Nullable Short value) {
+        return value == null ? null : value.intValue();
+    }
+
+    private static List<Integer> allIndexes(int n) {
+        return IntStream.range(0, n).boxed().toList();
+    }
+}

@@ -1,0 +1,220 @@
+package dev.tasklane.api;
+
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+
+import dev.tasklane.testsupport.IntegrationTest;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.http.HttpMethod;
+import org.springframework.web.util.UriUtils;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Throws random and mangled requests at every call of this part of the API and demands that
+ * none of them gets a 5xx. The seed is printed with any failure, so a finding can be replayed
+ * with {@code -Dfuzz.seed=N}.
+ */
+final class RequestFuzzIntegrationTests extends IntegrationTest {
+
+    @LocalServerPort
+    private int port;
+
+    private static final int REQUESTS = 600;
+    private static final String[] FIELDS = {"type", "payload", "priority", "runAt", "delaySeconds", "maxAttempts",
+            "idempotencyKey", "tasks"};
+    private static final String[] CONTENT_TYPES = {"application/json", "application/json", "application/json",
+            "application/problem+json", "text/plain", "application/x-www-form-urlencoded", "application/json;charset=latin1",
+            "multipart/form-data; boundary=x", "application/octet-stream"};
+
+    @Test
+    void noGeneratedRequestGetsA5xx() {
+        long seed = Long.getLong("fuzz.seed", System.nanoTime());
+        Random random = new Random(seed);
+        List<String> failures = new ArrayList<>();
+        for (int i = 0; i < REQUESTS && failures.size() < 5; i++) {
+            Request request = request(random);
+            try {
+                int status = api().mutate().responseTimeout(java.time.Duration.ofSeconds(10)).build()
+                        .method(request.method()).uri(URI.create("http://127.0.0.1:" + port + request.uri()))
+                        .header("Content-Type", request.contentType())
+                        .bodyValue(request.body().getBytes(StandardCharsets.UTF_8))
+                        .exchange()
+                        .expectBody().returnResult().getStatus().value();
+                if (status >= 500) {
+                    failures.add(status + " for " + request);
+                }
+            } catch (RuntimeException e) {
+                failures.add("no answer (" + e.getMessage() + ") for " + request);
+            }
+        }
+        assertThat(failures).as("seed %d", seed).isEmpty();
+    }
+
+    record Request(HttpMethod method, String uri, String contentType, String body) {
+
+        @Override
+        public String toString() {
+            return method + " " + uri + " [" + contentType + "] "
+                    + (body.length() > 300 ? body.substring(0, 300) + "..." : body);
+        }
+    }
+
+    private static Request request(Random random) {
+        String queue = random.nextInt(4) == 0 ? encode(randomString(random, 70)) : "fuzz";
+        return switch (random.nextInt(6)) {
+            case 0, 1 -> new Request(HttpMethod.POST, "/api/v1/queues/" + queue + "/tasks", contentType(random),
+                    mangle(random, randomTask(random)));
+            case 2 -> new Request(HttpMethod.POST, "/api/v1/queues/" + queue + "/tasks/batch", contentType(random),
+                    mangle(random, randomBatch(random)));
+            case 3 -> new Request(HttpMethod.GET, "/api/v1/tasks?" + randomQuery(random), "application/json", "");
+            case 4 -> new Request(random.nextBoolean() ? HttpMethod.GET : HttpMethod.DELETE,
+                    "/api/v1/tasks/" + encode(randomScalar(random)), "application/json", "");
+            default -> new Request(HttpMethod.POST, "/api/v1/queues/" + queue + "/tasks", "application/json",
+                    randomValue(random, 3));
+        };
+    }
+
+    private static String contentType(Random random) {
+        return random.nextInt(4) == 0 ? CONTENT_TYPES[random.nextInt(CONTENT_TYPES.length)] : "application/json";
+    }
+
+    private static String randomTask(Random random) {
+        StringBuilder json = new StringBuilder("{");
+        int fields = random.nextInt(FIELDS.length + 1);
+        for (int i = 0; i < fields; i++) {
+            if (i > 0) {
+                json.append(',');
+            }
+            String field = FIELDS[random.nextInt(FIELDS.length)];
+            json.append(quote(field)).append(':').append(plausible(random, field));
+        }
+        return json.append('}').toString();
+    }
+
+    private static String randomBatch(Random random) {
+        StringBuilder json = new StringBuilder("{\"tasks\": [");
+        int size = random.nextInt(6);
+        for (int i = 0; i < size; i++) {
+            json.append(i > 0 ? "," : "").append(random.nextInt(5) == 0 ? randomValue(random, 2) : randomTask(random));
+        }
+        return json.append("]}").toString();
+    }
+
+    private static String plausible(Random random, String field) {
+        if (random.nextInt(3) == 0) {
+            return randomValue(random, 3);
+        }
+        return switch (field) {
+            case "type" -> quote(random.nextBoolean() ? "noop" : randomString(random, 140));
+            case "priority", "maxAttempts" -> String.valueOf(random.nextInt(300) - 150);
+            case "delaySeconds" -> randomNumber(random);
+            case "runAt" -> quote(random.nextBoolean() ? "2031-01-01T00:00:00Z" : randomString(random, 30));
+            case "idempotencyKey" -> quote(randomString(random, 220));
+            default -> randomValue(random, 4);
+        };
+    }
+
+    private static String randomValue(Random random, int depth) {
+        int kind = random.nextInt(depth > 0 ? 7 : 5);
+        return switch (kind) {
+            case 0 -> "null";
+            case 1 -> random.nextBoolean() ? "true" : "false";
+            case 2 -> randomNumber(random);
+            case 3, 4 -> quote(randomString(random, 40));
+            case 5 -> {
+                StringBuilder array = new StringBuilder("[");
+                for (int i = random.nextInt(4); i > 0; i--) {
+                    array.append(randomValue(random, depth - 1)).append(i > 1 ? "," : "");
+                }
+                yield array.append(']').toString();
+            }
+            default -> {
+                StringBuilder object = new StringBuilder("{");
+                for (int i = random.nextInt(4); i > 0; i--) {
+                    object.append(quote(randomString(random, 8))).append(':').append(randomValue(random, depth - 1))
+                            .append(i > 1 ? "," : "");
+                }
+                yield object.append('}').toString();
+            }
+        };
+    }
+
+    private static String randomNumber(Random random) {
+        String[] specials = {"0", "-0", "1e400", "-1e400", "1.5", "9223372036854775808", "-9223372036854775809",
+                "1e-400", "123456789012345678901234567890", "3600", "0.000001", "1E2"};
+        return random.nextBoolean() ? specials[random.nextInt(specials.length)]
+                : String.valueOf(random.nextLong() / (1L << random.nextInt(63)));
+    }
+
+    private static String randomScalar(Random random) {
+        String[] specials = {"1", "0", "-1", "abc", "9999999999999999999999", "1.5", "%00", " ", "1e3"};
+        return random.nextBoolean() ? specials[random.nextInt(specials.length)] : randomString(random, 12);
+    }
+
+    private static String randomQuery(Random random) {
+        String[] names = {"queue", "state", "type", "limit", "before", "lastEventId"};
+        StringBuilder query = new StringBuilder();
+        for (int i = random.nextInt(4); i > 0; i--) {
+            query.append(names[random.nextInt(names.length)]).append('=')
+                    .append(encode(random.nextBoolean() ? randomScalar(random) : randomString(random, 20))).append('&');
+        }
+        return query.toString();
+    }
+
+    /** Text with the characters that break things: NUL, lone surrogates, quotes, controls, emoji. */
+    private static String randomString(Random random, int maxLength) {
+        String[] pieces = {"a", "Z", "0", "-", "_", ".", ":", " ", "\"", "\\", "\u0000", "\ud800", "\udc00", "\ud83d\ude00",
+                "é", "\n", "\t", "/", "%", "\u202e", "{", "]"};
+        int length = random.nextInt(maxLength + 1);
+        StringBuilder text = new StringBuilder();
+        for (int i = 0; i < length; i++) {
+            text.append(random.nextInt(3) == 0 ? pieces[random.nextInt(pieces.length)] : (char) ('a' + random.nextInt(26)));
+        }
+        return text.toString();
+    }
+
+    private static String quote(String text) {
+        StringBuilder json = new StringBuilder("\"");
+        for (char c : text.toCharArray()) {
+            switch (c) {
+                case '"' -> json.append("\\\"");
+                case '\\' -> json.append("\\\\");
+                default -> {
+                    if (c < 0x20 || Character.isSurrogate(c)) {
+                        json.append(String.format("\\u%04x", (int) c));
+                    } else {
+                        json.append(c);
+                    }
+                }
+            }
+        }
+        return json.append('"').toString();
+    }
+
+    /** Sometimes cuts, doubles or corrupts the text so that it is no longer JSON. */
+    private static String mangle(Random random, String json) {
+        return switch (random.nextInt(8)) {
+            case 0 -> json.substring(0, random.nextInt(json.length() + 1));
+            case 1 -> json + json;
+            case 2 -> {
+                if (json.isEmpty()) {
+                    yield json;
+                }
+                char[] chars = json.toCharArray();
+                String breakers = "{}[],:\"\\x\u0000";
+                chars[random.nextInt(chars.length)] = breakers.charAt(random.nextInt(breakers.length()));
+                yield new String(chars);
+            }
+            default -> json;
+        };
+    }
+
+    private static String encode(String text) {
+        return UriUtils.encode(text, StandardCharsets.UTF_8);
+    }
+}

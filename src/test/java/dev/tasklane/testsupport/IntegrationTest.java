@@ -1,0 +1,49 @@
+package dev.tasklane.testsupport;
+
+import java.time.Duration;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.webtestclient.autoconfigure.AutoConfigureWebTestClient;
+import org.springframework.http.HttpHeaders;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.test.web.reactive.server.WebTestClient;
+
+/**
+ * The shared application context of the integration tests: one replica on the test database,
+ * with a known token, no in-process queues and no maintenance loops (so that a cached context
+ * never takes or prunes another test's rows). Tests keep apart by using their own queue names.
+ */
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
+        "tasklane.api.tokens=" + IntegrationTest.TOKEN + ",second-token",
+        "tasklane.worker.queues="
+})
+@AutoConfigureWebTestClient
+public abstract class IntegrationTest {
+
+    public static final String TOKEN = "test-token";
+
+    @Autowired
+    private WebTestClient webTestClient;
+
+    @DynamicPropertySource
+    static void database(DynamicPropertyRegistry registry) {
+        TestDatabase.Coordinates database = TestDatabase.get();
+        registry.add("spring.r2dbc.url", database::r2dbcUrl);
+        registry.add("spring.r2dbc.username", database::user);
+        registry.add("spring.r2dbc.password", database::password);
+    }
+
+    /** A client that sends the test token. */
+    protected WebTestClient api() {
+        return anonymous().mutate().defaultHeader(HttpHeaders.AUTHORIZATION, "Bearer " + TOKEN).build();
+    }
+
+    /** A client that sends no token. */
+    protected WebTestClient anonymous() {
+        return webTestClient.mutate().responseTimeout(Duration.ofSeconds(30))
+                .codecs(codecs -> codecs.defaultCodecs().maxInMemorySize(32 * 1024 * 1024))
+                .build();
+    }
+}
