@@ -11,10 +11,12 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.BiFunction;
 import java.util.regex.Pattern;
 
 import dev.tasklane.queue.NewTask;
 import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.node.NullNode;
 
 /**
  * Turns enqueue bodies into {@link NewTask}s, enforcing every rule of the contract: types and
@@ -33,9 +35,15 @@ final class EnqueueRequests {
     private static final Instant LATEST_RUN_AT = Instant.parse("9999-12-31T23:59:59Z");
 
     private final long maxPayloadBytes;
+    private final BiFunction<String, JsonNode, List<String>> payloadRules;
 
-    EnqueueRequests(long maxPayloadBytes) {
+    /**
+     * @param maxPayloadBytes the payload limit
+     * @param payloadRules what the handler of a type finds wrong with a payload
+     */
+    EnqueueRequests(long maxPayloadBytes, BiFunction<String, JsonNode, List<String>> payloadRules) {
         this.maxPayloadBytes = maxPayloadBytes;
+        this.payloadRules = payloadRules;
     }
 
     static void requireQueueName(String queue) {
@@ -92,6 +100,9 @@ final class EnqueueRequests {
         type.filter(t -> !TYPE_NAME.matcher(t).matches())
                 .ifPresent(t -> fields.invalid("type", "must match " + TYPE_NAME.pattern()));
         String payload = fields.raw("payload").map(p -> payloadText(fields, p)).orElse(null);
+        type.filter(t -> TYPE_NAME.matcher(t).matches()).ifPresent(t -> payloadRules
+                .apply(t, fields.raw("payload").orElse(NullNode.getInstance()))
+                .forEach(problem -> fields.invalid("payload", problem)));
         int priority = fields.integer("priority", -100, 100).orElse(0L).intValue();
         int maxAttempts = fields.integer("maxAttempts", 1, 100).orElse((long) NewTask.DEFAULT_MAX_ATTEMPTS).intValue();
         String key = fields.text("idempotencyKey", MAX_KEY_LENGTH).orElse(null);

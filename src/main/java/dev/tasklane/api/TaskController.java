@@ -2,7 +2,9 @@ package dev.tasklane.api;
 
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.time.Instant;
 import java.util.Base64;
+import java.util.Comparator;
 import java.util.List;
 import java.util.regex.Pattern;
 
@@ -11,6 +13,9 @@ import dev.tasklane.queue.Enqueued;
 import dev.tasklane.queue.TaskFilter;
 import dev.tasklane.queue.TaskState;
 import dev.tasklane.queue.TaskStore;
+import dev.tasklane.queue.Wakeups;
+import dev.tasklane.worker.HandlerRegistry;
+import dev.tasklane.worker.Workers;
 import org.jspecify.annotations.Nullable;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
@@ -36,10 +41,15 @@ class TaskController {
 
     private final TaskStore tasks;
     private final EnqueueRequests requests;
+    private final Wakeups wakeups;
+    private final Workers workers;
 
-    TaskController(TaskStore tasks, TasklaneProperties properties) {
+    TaskController(TaskStore tasks, TasklaneProperties properties, HandlerRegistry handlers, Wakeups wakeups,
+                   Workers workers) {
         this.tasks = tasks;
-        this.requests = new EnqueueRequests(properties.maxPayloadBytes());
+        this.requests = new EnqueueRequests(properties.maxPayloadBytes(), handlers::validate);
+        this.wakeups = wakeups;
+        this.workers = workers;
     }
 
     /** The list of tasks in a batch response. */
@@ -55,6 +65,7 @@ class TaskController {
         EnqueueRequests.requireQueueName(queue);
         return Mono.fromSupplier(() -> requests.single(body))
                 .flatMap(task -> tasks.enqueue(queue, List.of(task)))
+                .doOnNext(results -> wakeFor(queue, results))
                 .map(results -> {
                     Enqueued result = results.get(0);
                     TaskJson json = TaskJson.of(result.task());
@@ -69,11 +80,30 @@ class TaskController {
         EnqueueRequests.requireQueueName(queue);
         return Mono.fromSupplier(() -> requests.batch(body))
                 .flatMap(batch -> tasks.enqueue(queue, batch))
+                .doOnNext(results -> wakeFor(queue, results))
                 .map(results -> {
                     boolean anyCreated = results.stream().anyMatch(Enqueued::created);
                     TaskList list = new TaskList(results.stream().map(r -> TaskJson.of(r.task())).toList());
                     return ResponseEntity.status(anyCreated ? HttpStatus.CREATED : HttpStatus.OK).body(list);
                 });
+    }
+
+    @PostMapping("/tasks/{id}/cancel")
+    Mono<TaskJson> cancel(@PathVariable String id) {
+        return workers.cancel(TaskIds.parse(id)).map(TaskJson::of);
+    }
+
+    @PostMapping("/tasks/{id}/retry")
+    Mono<TaskJson> retry(@PathVariable String id) {
+        return tasks.retry(TaskIds.parse(id))
+                .doOnNext(task -> wakeups.wake(task.queue(), null))
+                .map(TaskJson::of);
+    }
+
+    /** Wakes the queue's workers for the new tasks: now, or when the earliest of them comes due. */
+    private void wakeFor(String queue, List<Enqueued> results) {
+        results.stream().filter(Enqueued::created).map(r -> r.task().runAt()).min(Comparator.naturalOrder())
+                .ifPresent(dueAt -> wakeups.wake(queue, dueAt.isAfter(Instant.now()) ? dueAt : null));
     }
 
     @GetMapping("/tasks/{id}")

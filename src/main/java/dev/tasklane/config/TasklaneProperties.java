@@ -27,6 +27,7 @@ import org.springframework.validation.annotation.Validated;
  * @param maxRequestBytes the largest request body
  * @param http limits on the built-in {@code http} task type
  * @param listenUrl a direct R2DBC URL for LISTEN; derived from {@code spring.r2dbc.url} if unset
+ * @param maintenance the loops any replica runs (lease rescue, registry clean-up, retention)
  */
 @Validated
 @ConfigurationProperties("tasklane")
@@ -39,7 +40,8 @@ public record TasklaneProperties(
         @DefaultValue("262144") @Min(1) long maxPayloadBytes,
         @DefaultValue("16777216") @Min(1024) @Max(Integer.MAX_VALUE) long maxRequestBytes,
         @DefaultValue @Valid Http http,
-        @Nullable String listenUrl) {
+        @Nullable String listenUrl,
+        @DefaultValue @Valid Maintenance maintenance) {
 
     /** @param tokens accepted bearer tokens; empty means one is generated at start */
     public record Api(@DefaultValue List<String> tokens) {
@@ -57,9 +59,11 @@ public record TasklaneProperties(
     /**
      * @param queues {@code name:concurrency} entries worked in-process
      * @param lease lease on a running in-process task, renewed while it runs
+     * @param pollInterval the safety-net poll of each pipeline (wake-ups normally come first)
      */
     public record Worker(@DefaultValue("default:16") List<String> queues,
-                         @DefaultValue("30s") @NotNull Duration lease) {
+                         @DefaultValue("30s") @NotNull Duration lease,
+                         @DefaultValue("1s") @NotNull Duration pollInterval) {
 
         public Worker {
             queues = queues.stream().map(String::strip).filter(q -> !q.isEmpty()).toList();
@@ -72,6 +76,10 @@ public record TasklaneProperties(
      */
     public record Retry(@DefaultValue("1s") @NotNull Duration baseDelay,
                         @DefaultValue("1h") @NotNull Duration maxDelay) {
+    }
+
+    /** @param enabled false only in tests that must not have other tests' rows rescued or pruned */
+    public record Maintenance(@DefaultValue("true") boolean enabled) {
     }
 
     /** @param allowedHosts hosts or CIDRs that {@code http} tasks may reach although private */

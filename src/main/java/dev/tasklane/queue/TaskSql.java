@@ -80,4 +80,194 @@ final class TaskSql {
 
     /** The state of one task, to explain why a conditional change did nothing. */
     static final String STATE_OF = "SELECT state FROM task WHERE id = :id";
+
+    /** The detail of a {@code queued} event: when it runs and why it was put back, if it was. */
+    private static final String QUEUED_DETAIL =
+            "jsonb_build_object('runAt', to_char(run_at AT TIME ZONE 'UTC', " + UTC_MICROS + "), 'error', last_error)";
+
+    /** The detail of the event for a task's new state, from its row. */
+    private static final String STATE_DETAIL = """
+            CASE state
+                WHEN 'queued' THEN %s
+                WHEN 'succeeded' THEN jsonb_build_object('result', result)
+                WHEN 'failed' THEN jsonb_build_object('error', last_error)
+                WHEN 'running' THEN jsonb_build_object('workerId', worker_id)
+                ELSE '{}'::jsonb
+            END""".formatted(QUEUED_DETAIL);
+
+    /** Appends, for every row of the CTE {@code changed}, the event named after its new state. */
+    private static final String STATE_EVENTS = """
+            events AS (
+                INSERT INTO task_event (task_id, queue, task_type, name, state, attempt, detail)
+                SELECT id, queue, type, state, state, attempt, %s
+                FROM changed
+                ORDER BY id
+            )""".formatted(STATE_DETAIL);
+
+    /**
+     * Claims up to :limit due tasks of a queue that is not paused, in claim order, for one
+     * worker; optionally only some types. The locking subquery is a materialized CTE so that it
+     * runs once and never locks more than :limit rows. Locks: the claimed rows; skips rows
+     * locked by anyone else. Returns the claimed tasks.
+     */
+    static final String CLAIM = """
+            WITH next AS MATERIALIZED (
+                SELECT id FROM task
+                WHERE queue = :queue AND state = 'queued' AND run_at <= now()
+                  AND (:anyType OR type = ANY(:types::text[]))
+                  AND NOT EXISTS (SELECT 1 FROM queue q WHERE q.name = :queue AND q.paused)
+                ORDER BY priority DESC, run_at, id
+                LIMIT :limit
+                FOR UPDATE SKIP LOCKED
+            ),
+            changed AS (
+                UPDATE task t
+                SET state = 'running', worker_id = :workerId, attempt = t.attempt + 1, started_at = now(),
+                    lease_expires_at = now() + :leaseMs * interval '1 millisecond',
+                    progress_percent = NULL, progress_message = NULL
+                FROM next
+                WHERE t.id = next.id
+                RETURNING t.*
+            ),
+            %s
+            SELECT * FROM changed
+            """.formatted(STATE_EVENTS);
+
+    /**
+     * Records the outcomes of many attempts at once: success, or failure that is retried after
+     * :delaysMs unless attempts are exhausted or the failure is permanent. Applies only where the
+     * worker still holds the lease of that attempt; returns the tasks it changed.
+     */
+    static final String COMPLETE_MANY = """
+            WITH outcome AS (
+                SELECT * FROM unnest(:ids::bigint[], :attempts::integer[], :workerIds::text[], :succeeded::boolean[],
+                                     :results::text[], :errors::text[], :retryable::boolean[], :delaysMs::bigint[])
+                    AS o(id, attempt, worker_id, succeeded, result, error, retryable, delay_ms)
+            ),
+            changed AS (
+                UPDATE task t
+                SET state = CASE WHEN o.succeeded THEN 'succeeded'
+                                 WHEN o.retryable AND t.attempt < t.max_attempts THEN 'queued'
+                                 ELSE 'failed' END,
+                    result = CASE WHEN o.succeeded THEN o.result::jsonb END,
+                    last_error = CASE WHEN o.succeeded THEN t.last_error ELSE o.error END,
+                    run_at = CASE WHEN NOT o.succeeded AND o.retryable AND t.attempt < t.max_attempts
+                                  THEN now() + o.delay_ms * interval '1 millisecond' ELSE t.run_at END,
+                    finished_at = CASE WHEN o.succeeded OR NOT o.retryable OR t.attempt >= t.max_attempts
+                                       THEN now() END,
+                    worker_id = NULL,
+                    lease_expires_at = NULL
+                FROM outcome o
+                WHERE t.id = o.id AND t.state = 'running' AND t.attempt = o.attempt AND t.worker_id = o.worker_id
+                RETURNING t.*
+            ),
+            %s
+            SELECT * FROM changed
+            """.formatted(STATE_EVENTS);
+
+    /**
+     * Reports progress of a running attempt held by :workerId; returns the task, or nothing when
+     * the worker no longer holds it. Touches no indexed column, so the update stays HOT.
+     */
+    static final String REPORT_PROGRESS = """
+            WITH changed AS (
+                UPDATE task
+                SET progress_percent = :percent, progress_message = :message
+                WHERE id = :id AND state = 'running' AND worker_id = :workerId
+                  AND (:attempt < 0 OR attempt = :attempt) AND lease_expires_at > now()
+                RETURNING *
+            ),
+            events AS (
+                INSERT INTO task_event (task_id, queue, task_type, name, state, attempt, detail)
+                SELECT id, queue, type, 'progress', state, attempt,
+                       jsonb_build_object('percent', progress_percent, 'message', progress_message)
+                FROM changed
+            )
+            SELECT * FROM changed
+            """;
+
+    /**
+     * Extends the leases of the running tasks of one worker that it still holds; returns their
+     * ids. A task missing from the answer is no longer this worker's to run.
+     */
+    static final String RENEW_LEASES = """
+            UPDATE task
+            SET lease_expires_at = now() + :leaseMs * interval '1 millisecond'
+            WHERE id = ANY(:ids::bigint[]) AND state = 'running' AND worker_id = :workerId
+            RETURNING id
+            """;
+
+    /**
+     * Puts running tasks of a worker back to queued at once without counting the attempt
+     * (a replica shutting down); returns them.
+     */
+    static final String RELEASE_MANY = """
+            WITH changed AS (
+                UPDATE task
+                SET state = 'queued', attempt = attempt - 1, worker_id = NULL, lease_expires_at = NULL,
+                    run_at = now(), last_error = :error
+                WHERE id = ANY(:ids::bigint[]) AND state = 'running' AND worker_id = :workerId
+                RETURNING *
+            ),
+            %s
+            SELECT * FROM changed
+            """.formatted(STATE_EVENTS);
+
+    /**
+     * Returns up to :limit tasks whose lease has expired to queued (attempt counted), or fails
+     * them when their attempts are exhausted. SKIP LOCKED lets any number of replicas run it at
+     * once without waiting on, or doing twice, the same rows.
+     */
+    static final String RESCUE_EXPIRED = """
+            WITH expired AS MATERIALIZED (
+                SELECT id FROM task
+                WHERE state = 'running' AND lease_expires_at < now()
+                ORDER BY lease_expires_at
+                LIMIT :limit
+                FOR UPDATE SKIP LOCKED
+            ),
+            changed AS (
+                UPDATE task t
+                SET state = CASE WHEN t.attempt >= t.max_attempts THEN 'failed' ELSE 'queued' END,
+                    finished_at = CASE WHEN t.attempt >= t.max_attempts THEN now() END,
+                    run_at = CASE WHEN t.attempt >= t.max_attempts THEN t.run_at ELSE now() END,
+                    last_error = 'lease expired', worker_id = NULL, lease_expires_at = NULL
+                FROM expired
+                WHERE t.id = expired.id
+                RETURNING t.*
+            ),
+            %s
+            SELECT * FROM changed
+            """.formatted(STATE_EVENTS);
+
+    /**
+     * Cancels a queued or running task; returns it with the worker that was running it, if any.
+     */
+    static final String CANCEL = """
+            WITH before AS (
+                SELECT id, worker_id FROM task WHERE id = :id AND state IN ('queued', 'running') FOR UPDATE
+            ),
+            changed AS (
+                UPDATE task t
+                SET state = 'cancelled', finished_at = now(), worker_id = NULL, lease_expires_at = NULL
+                FROM before
+                WHERE t.id = before.id
+                RETURNING t.*, before.worker_id AS previous_worker_id
+            ),
+            %s
+            SELECT * FROM changed
+            """.formatted(STATE_EVENTS);
+
+    /** Puts a failed or cancelled task back in the queue, due now, with its attempts reset. */
+    static final String RETRY = """
+            WITH changed AS (
+                UPDATE task
+                SET state = 'queued', attempt = 0, run_at = now(), finished_at = NULL, started_at = NULL,
+                    result = NULL, last_error = NULL, progress_percent = NULL, progress_message = NULL
+                WHERE id = :id AND state IN ('failed', 'cancelled')
+                RETURNING *
+            ),
+            %s
+            SELECT * FROM changed
+            """.formatted(STATE_EVENTS);
 }

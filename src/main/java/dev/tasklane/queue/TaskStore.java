@@ -1,5 +1,6 @@
 package dev.tasklane.queue;
 
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -12,6 +13,7 @@ import java.util.stream.IntStream;
 import io.r2dbc.spi.Readable;
 import org.jspecify.annotations.Nullable;
 import org.springframework.r2dbc.core.DatabaseClient;
+import org.springframework.r2dbc.core.Parameter;
 import org.springframework.stereotype.Component;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -169,6 +171,107 @@ public class TaskStore {
                 .one()
                 .switchIfEmpty(Mono.error(() -> new TaskNotFoundException(id)))
                 .flatMap(state -> Mono.error(new IllegalTransitionException(id, state, action)));
+    }
+
+    /** Claims due tasks in claim order; see {@link TaskSql#CLAIM}. */
+    public Flux<Task> claim(Claim claim) {
+        return db.sql(TaskSql.CLAIM)
+                .bind("queue", claim.queue())
+                .bind("anyType", claim.types().isEmpty())
+                .bind("types", claim.types().toArray(String[]::new))
+                .bind("limit", claim.limit())
+                .bind("workerId", claim.workerId())
+                .bind("leaseMs", claim.lease().toMillis())
+                .map(TaskStore::toTask)
+                .all();
+    }
+
+    /** Records many outcomes in one statement; emits the tasks whose worker still held them. */
+    public Flux<Task> complete(List<Outcome> outcomes) {
+        int n = outcomes.size();
+        Long[] ids = new Long[n];
+        Integer[] attempts = new Integer[n];
+        String[] workerIds = new String[n];
+        Boolean[] succeeded = new Boolean[n];
+        String[] results = new String[n];
+        String[] errors = new String[n];
+        Boolean[] retryable = new Boolean[n];
+        Long[] delaysMs = new Long[n];
+        for (int i = 0; i < n; i++) {
+            Outcome outcome = outcomes.get(i);
+            ids[i] = outcome.taskId();
+            attempts[i] = outcome.attempt();
+            workerIds[i] = outcome.workerId();
+            succeeded[i] = outcome.succeeded();
+            results[i] = outcome.result();
+            errors[i] = outcome.error();
+            retryable[i] = outcome.retryable();
+            delaysMs[i] = outcome.retryDelay().toMillis();
+        }
+        return db.sql(TaskSql.COMPLETE_MANY)
+                .bind("ids", ids).bind("attempts", attempts).bind("workerIds", workerIds)
+                .bind("succeeded", succeeded).bind("results", results).bind("errors", errors)
+                .bind("retryable", retryable).bind("delaysMs", delaysMs)
+                .map(TaskStore::toTask)
+                .all();
+    }
+
+    /**
+     * Reports progress of a running attempt; empty when the worker no longer holds it.
+     * An {@code attempt} below zero matches any attempt.
+     */
+    public Mono<Task> reportProgress(long id, String workerId, int attempt, @Nullable Integer percent,
+                                     @Nullable String message) {
+        return db.sql(TaskSql.REPORT_PROGRESS)
+                .bind("id", id).bind("workerId", workerId).bind("attempt", attempt)
+                .bind("percent", Parameter.fromOrEmpty(percent, Integer.class))
+                .bind("message", Parameter.fromOrEmpty(message, String.class))
+                .map(TaskStore::toTask)
+                .one();
+    }
+
+    /** Renews the leases a worker holds; emits the ids it still holds. */
+    public Flux<Long> renewLeases(String workerId, List<Long> ids, Duration lease) {
+        return db.sql(TaskSql.RENEW_LEASES)
+                .bind("ids", ids.toArray(Long[]::new)).bind("workerId", workerId).bind("leaseMs", lease.toMillis())
+                .map(row -> Objects.requireNonNull(row.get("id", Long.class)))
+                .all();
+    }
+
+    /** Puts a worker's running tasks back to queued without counting the attempt. */
+    public Flux<Task> release(String workerId, List<Long> ids, String reason) {
+        return db.sql(TaskSql.RELEASE_MANY)
+                .bind("ids", ids.toArray(Long[]::new)).bind("workerId", workerId).bind("error", reason)
+                .map(TaskStore::toTask)
+                .all();
+    }
+
+    /** Requeues (or fails) up to {@code limit} tasks whose lease expired. */
+    public Flux<Task> rescueExpired(int limit) {
+        return db.sql(TaskSql.RESCUE_EXPIRED).bind("limit", limit).map(TaskStore::toTask).all();
+    }
+
+    /** Cancels a queued or running task. */
+    public Mono<Cancelled> cancel(long id) {
+        return db.sql(TaskSql.CANCEL).bind("id", id)
+                .map(row -> new Cancelled(toTask(row), row.get("previous_worker_id", String.class)))
+                .one()
+                .switchIfEmpty(Mono.defer(() -> explainRefusal(id, "cancelled")));
+    }
+
+    /** Puts a failed or cancelled task back in its queue, due now, attempts reset. */
+    public Mono<Task> retry(long id) {
+        return db.sql(TaskSql.RETRY).bind("id", id).map(TaskStore::toTask).one()
+                .switchIfEmpty(Mono.defer(() -> explainRefusal(id, "retried")));
+    }
+
+    /**
+     * A cancelled task and the worker that was running it, if it was running.
+     *
+     * @param task the task, now cancelled
+     * @param previousWorkerId the worker that held it, or null if it was waiting
+     */
+    public record Cancelled(Task task, @Nullable String previousWorkerId) {
     }
 
     static Task toTask(Readable row) {

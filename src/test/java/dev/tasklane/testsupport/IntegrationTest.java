@@ -17,7 +17,8 @@ import org.springframework.test.web.reactive.server.WebTestClient;
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
         "tasklane.api.tokens=" + IntegrationTest.TOKEN + ",second-token",
-        "tasklane.worker.queues="
+        "tasklane.worker.queues=",
+        "tasklane.maintenance.enabled=false"
 })
 @AutoConfigureWebTestClient
 public abstract class IntegrationTest {

@@ -1,0 +1,93 @@
+package dev.tasklane.api;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeMap;
+
+import dev.tasklane.queue.QueueStats;
+import dev.tasklane.queue.QueueStore;
+import dev.tasklane.queue.Wakeups;
+import dev.tasklane.worker.WorkerInfo;
+import dev.tasklane.worker.WorkerRegistry;
+import dev.tasklane.worker.Workers;
+import org.jspecify.annotations.Nullable;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestMapping;
+import org.springframework.web.bind.annotation.RestController;
+import reactor.core.publisher.Mono;
+
+/** Queues (counts, pause, resume) and the live workers. */
+@RestController
+@RequestMapping("/api/v1")
+class QueueController {
+
+    private final QueueStore queues;
+    private final Workers workers;
+    private final WorkerRegistry registry;
+    private final Wakeups wakeups;
+
+    QueueController(QueueStore queues, Workers workers, WorkerRegistry registry, Wakeups wakeups) {
+        this.queues = queues;
+        this.workers = workers;
+        this.registry = registry;
+        this.wakeups = wakeups;
+    }
+
+    /** A queue as {@code GET /queues} lists it. */
+    record QueueJson(String name, long queued, long running, long succeeded, long failed, long cancelled,
+                     @Nullable Double oldestQueuedAgeSeconds, boolean paused, boolean workedInProcess) {
+    }
+
+    record QueueList(List<QueueJson> queues) {
+    }
+
+    record WorkerList(List<WorkerJson> workers) {
+    }
+
+    /** A live worker as {@code GET /workers} lists it. */
+    record WorkerJson(String id, String kind, List<String> queues, int inFlight, String startedAt, String lastSeenAt) {
+
+        static WorkerJson of(WorkerInfo w) {
+            return new WorkerJson(w.id(), w.kind(), w.queues(), w.inFlight(), WireTime.format(w.startedAt()),
+                    WireTime.format(w.lastSeenAt()));
+        }
+    }
+
+    @GetMapping("/queues")
+    Mono<QueueList> list() {
+        Set<String> inProcess = workers.queueNames();
+        return queues.all().map(stats -> {
+            TreeMap<String, QueueJson> byName = new TreeMap<>();
+            inProcess.forEach(name -> byName.put(name, json(QueueStats.empty(name), true)));
+            stats.forEach(s -> byName.put(s.name(), json(s, inProcess.contains(s.name()))));
+            return new QueueList(new ArrayList<>(byName.values()));
+        });
+    }
+
+    @PostMapping("/queues/{queue}/pause")
+    Mono<QueueJson> pause(@PathVariable String queue) {
+        EnqueueRequests.requireQueueName(queue);
+        return queues.setPaused(queue, true).map(stats -> json(stats, workers.queueNames().contains(queue)));
+    }
+
+    @PostMapping("/queues/{queue}/resume")
+    Mono<QueueJson> resume(@PathVariable String queue) {
+        EnqueueRequests.requireQueueName(queue);
+        return queues.setPaused(queue, false)
+                .doOnNext(stats -> wakeups.wake(queue, null))
+                .map(stats -> json(stats, workers.queueNames().contains(queue)));
+    }
+
+    @GetMapping("/workers")
+    Mono<WorkerList> workers() {
+        return registry.live().map(WorkerJson::of).collectList().map(WorkerList::new);
+    }
+
+    private static QueueJson json(QueueStats s, boolean workedInProcess) {
+        return new QueueJson(s.name(), s.queued(), s.running(), s.succeeded(), s.failed(), s.cancelled(),
+                s.oldestQueuedAgeSeconds(), s.paused(), workedInProcess);
+    }
+}

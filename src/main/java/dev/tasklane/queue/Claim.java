@@ -1,0 +1,23 @@
+package dev.tasklane.queue;
+
+import java.time.Duration;
+import java.util.Set;
+
+/**
+ * A request to claim due tasks from one queue.
+ *
+ * @param queue the queue
+ * @param workerId who will hold the leases
+ * @param limit how many at most
+ * @param lease how long the leases last before they must be renewed
+ * @param types only these types; empty means any type
+ */
+public record Claim(String queue, String workerId, int limit, Duration lease, Set<String> types) {
+
+    public Claim {
+        if (limit < 1) {
+            throw new IllegalArgumentException("limit must be positive");
+        }
+        types = Set.copyOf(types);
+    }
+}
