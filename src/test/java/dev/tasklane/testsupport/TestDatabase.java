@@ -8,6 +8,7 @@ import java.util.Locale;
 import java.util.Properties;
 import java.util.UUID;
 
+import org.flywaydb.core.Flyway;
 import org.postgresql.Driver;
 import org.testcontainers.DockerClientFactory;
 import org.testcontainers.postgresql.PostgreSQLContainer;
@@ -71,7 +72,11 @@ public final class TestDatabase {
     public static synchronized Coordinates get() {
         if (coordinates == null && failure == null) {
             try {
-                coordinates = provide();
+                Coordinates provided = provide();
+                // Migrated up front, so that tests without an application context find the schema.
+                Flyway.configure().dataSource(provided.jdbcUrl(), provided.user(), provided.password())
+                        .locations("classpath:db/migration").load().migrate();
+                coordinates = provided;
             } catch (RuntimeException e) {
                 failure = new IllegalStateException(e.getMessage(), e);
             }

@@ -10,7 +10,8 @@ import org.springframework.test.context.TestPropertySource;
  * test time, and a 10 s safety poll so that a pickup within a second proves the wake-up path.
  */
 @TestPropertySource(properties = {
-        "tasklane.worker.queues=wk-basic:8,wk-order:1,wk-retry:4,wk-pause:4,wk-cancel:4,wk-pickup:2,wk-rescue:4",
+        "tasklane.worker.queues=wk-basic:8,wk-order:1,wk-retry:4,wk-pause:4,wk-cancel:4,wk-pickup:2,wk-rescue:4,wk-http:4",
+        "tasklane.http.allowed-hosts=127.0.0.1",
         "tasklane.worker.lease=2s",
         "tasklane.worker.poll-interval=10s",
         "tasklane.retry.base-delay=200ms",

@@ -1,0 +1,101 @@
+package dev.tasklane.worker.builtin;
+
+import java.math.BigInteger;
+import java.net.Inet4Address;
+import java.net.Inet6Address;
+import java.net.InetAddress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Which addresses {@code http} tasks may reach. Loopback, private, link-local (the cloud metadata
+ * service lives there), unique-local, unspecified and multicast addresses are refused, unless
+ * {@code TASKLANE_HTTP_ALLOWED_HOSTS} names the host or a CIDR range that holds the address.
+ */
+final class AddressPolicy {
+
+    private record Range(BigInteger network, int prefix, int bits) {
+
+        boolean contains(InetAddress address) {
+            byte[] bytes = address.getAddress();
+            if (bytes.length * 8 != bits) {
+                return false;
+            }
+            BigInteger value = new BigInteger(1, bytes);
+            return value.shiftRight(bits - prefix).equals(network.shiftRight(bits - prefix));
+        }
+    }
+
+    private final List<String> hosts = new ArrayList<>();
+    private final List<Range> ranges = new ArrayList<>();
+
+    AddressPolicy(List<String> allowed) {
+        for (String entry : allowed) {
+            Range range = parseRange(entry);
+            if (range != null) {
+                ranges.add(range);
+            } else {
+                hosts.add(entry.toLowerCase(Locale.ROOT));
+            }
+        }
+    }
+
+    /** True when the host name itself is allowed, whatever it resolves to. */
+    boolean allowsHost(String host) {
+        return hosts.contains(host.toLowerCase(Locale.ROOT));
+    }
+
+    /** True when a request to this address may be made. */
+    boolean allows(InetAddress address) {
+        return !isInternal(address) || ranges.stream().anyMatch(r -> r.contains(address));
+    }
+
+    static boolean isInternal(InetAddress address) {
+        if (address instanceof Inet6Address v6 && v6.isIPv4CompatibleAddress()) {
+            return isInternal(toIpv4(v6.getAddress()));
+        }
+        byte[] bytes = address.getAddress();
+        if (bytes.length == 16 && isIpv4Mapped(bytes)) {
+            return isInternal(toIpv4(bytes));
+        }
+        boolean uniqueLocal = bytes.length == 16 && (bytes[0] & 0xfe) == 0xfc;
+        boolean sharedOrZero = address instanceof Inet4Address
+                && ((bytes[0] & 0xff) == 0 || ((bytes[0] & 0xff) == 100 && (bytes[1] & 0xc0) == 64));
+        return address.isLoopbackAddress() || address.isSiteLocalAddress() || address.isLinkLocalAddress()
+                || address.isAnyLocalAddress() || address.isMulticastAddress() || uniqueLocal || sharedOrZero;
+    }
+
+    private static boolean isIpv4Mapped(byte[] bytes) {
+        for (int i = 0; i < 10; i++) {
+            if (bytes[i] != 0) {
+                return false;
+            }
+        }
+        return bytes[10] == (byte) 0xff && bytes[11] == (byte) 0xff;
+    }
+
+    private static InetAddress toIpv4(byte[] v6) {
+        try {
+            return InetAddress.getByAddress(new byte[] {v6[12], v6[13], v6[14], v6[15]});
+        } catch (java.net.UnknownHostException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static @Nullable Range parseRange(String entry) {
+        String[] parts = entry.split("/", 2);
+        InetAddress address = IpLiterals.parse(parts[0]);
+        if (address == null) {
+            return null;
+        }
+        int bits = address.getAddress().length * 8;
+        int prefix = parts.length == 2 ? Integer.parseInt(parts[1]) : bits;
+        if (prefix < 0 || prefix > bits) {
+            throw new IllegalArgumentException("TASKLANE_HTTP_ALLOWED_HOSTS entry '" + entry + "' has a bad prefix");
+        }
+        return new Range(new BigInteger(1, address.getAddress()), prefix, bits);
+    }
+}

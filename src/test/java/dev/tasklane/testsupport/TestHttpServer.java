@@ -1,0 +1,62 @@
+package dev.tasklane.testsupport;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import com.sun.net.httpserver.HttpServer;
+
+/**
+ * A local HTTP server for {@code http} tasks to call: {@code /ok} answers 200 "hello",
+ * {@code /flaky} 503 on its first call and 200 after, {@code /missing} 404. It records every
+ * request it receives.
+ */
+public final class TestHttpServer implements AutoCloseable {
+
+    private final HttpServer server;
+    private final List<String> requests = new CopyOnWriteArrayList<>();
+    private final AtomicInteger flakyCalls = new AtomicInteger();
+
+    public TestHttpServer() throws IOException {
+        server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+        server.setExecutor(Executors.newFixedThreadPool(2));
+        server.createContext("/", exchange -> {
+            String path = exchange.getRequestURI().getPath();
+            String body = new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
+            requests.add(exchange.getRequestMethod() + " " + path + " " + body);
+            int status = switch (path) {
+                case "/ok" -> 200;
+                case "/flaky" -> flakyCalls.incrementAndGet() == 1 ? 503 : 200;
+                default -> 404;
+            };
+            byte[] answer = (status == 200 ? "hello" : "nope").getBytes(StandardCharsets.UTF_8);
+            exchange.sendResponseHeaders(status, answer.length);
+            try (OutputStream out = exchange.getResponseBody()) {
+                out.write(answer);
+            }
+        });
+        server.start();
+    }
+
+    public String url(String path) {
+        return "http://127.0.0.1:" + server.getAddress().getPort() + path;
+    }
+
+    public int port() {
+        return server.getAddress().getPort();
+    }
+
+    public List<String> requests() {
+        return List.copyOf(requests);
+    }
+
+    @Override
+    public void close() {
+        server.stop(0);
+    }
+}

@@ -1,0 +1,85 @@
+package dev.tasklane.worker;
+
+import java.io.IOException;
+
+import dev.tasklane.testsupport.Tasks;
+import dev.tasklane.testsupport.TestHttpServer;
+import dev.tasklane.testsupport.WorkerIntegrationTest;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import tools.jackson.databind.JsonNode;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The built-in {@code http} type against a local server (allowed here by TASKLANE_HTTP_ALLOWED_HOSTS). */
+final class HttpTaskIntegrationTests extends WorkerIntegrationTest {
+
+    private TestHttpServer server;
+    private Tasks tasks;
+
+    @BeforeEach
+    void start() throws IOException {
+        server = new TestHttpServer();
+        tasks = new Tasks(api());
+    }
+
+    @AfterEach
+    void stop() {
+        server.close();
+    }
+
+    @Test
+    void a2xxAnswerSucceedsWithStatusAndBody() {
+        long id = enqueue("{\"url\": \"" + server.url("/ok") + "\", \"body\": {\"n\": 1}, \"headers\": {\"X-Test\": \"1\"}}");
+        JsonNode done = tasks.awaitState(id, "succeeded", PATIENCE);
+        assertThat(done.get("result").get("status").intValue()).isEqualTo(200);
+        assertThat(done.get("result").get("body").stringValue()).isEqualTo("hello");
+        assertThat(server.requests()).containsExactly("POST /ok {\"n\":1}");
+    }
+
+    @Test
+    void a503IsRetriedAndThenSucceeds() {
+        long id = enqueue("{\"url\": \"" + server.url("/flaky") + "\", \"method\": \"GET\"}");
+        JsonNode done = tasks.awaitState(id, "succeeded", PATIENCE);
+        assertThat(done.get("attempt").intValue()).isEqualTo(2);
+        assertThat(done.get("lastError").stringValue()).startsWith("HTTP 503");
+        assertThat(server.requests()).hasSize(2);
+    }
+
+    @Test
+    void a404FailsAtOnce() {
+        long id = enqueue("{\"url\": \"" + server.url("/missing") + "\"}");
+        JsonNode failed = tasks.awaitState(id, "failed", PATIENCE);
+        assertThat(failed.get("attempt").intValue()).isEqualTo(1);
+        assertThat(failed.get("lastError").stringValue()).startsWith("HTTP 404");
+    }
+
+    @Test
+    void aLiteralInternalAddressIsRefusedAtEnqueue() {
+        for (String url : new String[] {"http://10.1.2.3/", "http://169.254.169.254/latest/meta-data",
+                "http://[::1]:8080/", "http://192.168.0.1/", "http://[fd00:ec2::254]/"}) {
+            api().post().uri("/api/v1/queues/wk-http/tasks").contentType(org.springframework.http.MediaType.APPLICATION_JSON)
+                    .bodyValue("{\"type\": \"http\", \"payload\": {\"url\": \"" + url + "\"}}").exchange()
+                    .expectStatus().isEqualTo(422)
+                    .expectBody().jsonPath("$.errors[0].field").isEqualTo("payload");
+        }
+    }
+
+    @Test
+    void aPayloadThatIsNoRequestIsRefusedAtEnqueue() {
+        for (String payload : new String[] {"{}", "{\"url\": \"ftp://example.org/\"}", "{\"url\": 5}",
+                "{\"url\": \"http://example.org/\", \"method\": \"BREW\"}",
+                "{\"url\": \"http://example.org/\", \"headers\": {\"X\": 1}}",
+                "{\"url\": \"http://example.org/\", \"timeoutMs\": 0}"}) {
+            api().post().uri("/api/v1/queues/wk-http/tasks").contentType(org.springframework.http.MediaType.APPLICATION_JSON)
+                    .bodyValue("{\"type\": \"http\", \"payload\": " + payload + "}").exchange()
+                    .expectStatus().isEqualTo(422).expectBody();
+        }
+    }
+
+    private long enqueue(String payload) {
+        return tasks.enqueue("wk-http", "{\"type\": \"http\", \"maxAttempts\": 3, \"payload\": " + payload + "}")
+                .get("id").longValue();
+    }
+}

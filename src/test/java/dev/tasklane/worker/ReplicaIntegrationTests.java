@@ -1,0 +1,98 @@
+package dev.tasklane.worker;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+
+import dev.tasklane.testsupport.IntegrationTest;
+import dev.tasklane.testsupport.Replicas;
+import dev.tasklane.testsupport.Sql;
+import dev.tasklane.testsupport.TaskFixtures;
+import dev.tasklane.testsupport.Tasks;
+import org.junit.jupiter.api.Test;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.MediaType;
+import org.springframework.test.web.reactive.server.WebTestClient;
+import tools.jackson.databind.JsonNode;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/** Whole replicas against one database: sharing a queue, and shutting down with work in flight. */
+final class ReplicaIntegrationTests {
+
+    @Test
+    void twoReplicasRunFiveThousandTasksEachExactlyOnce() {
+        String queue = TaskFixtures.uniqueQueue("exactly-once");
+        try (ConfigurableApplicationContext a = Replicas.start(queue + ":32", Map.of());
+             ConfigurableApplicationContext b = Replicas.start(queue + ":32", Map.of())) {
+            WebTestClient client = client(a);
+            String batch = IntStream.range(0, 1000).mapToObj(i -> "{\"type\": \"noop\"}")
+                    .collect(Collectors.joining(",", "{\"tasks\": [", "]}"));
+            for (int i = 0; i < 5; i++) {
+                client.post().uri("/api/v1/queues/" + queue + "/tasks/batch").contentType(MediaType.APPLICATION_JSON)
+                        .bodyValue(batch).exchange().expectStatus().isCreated().expectBody();
+            }
+            await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(250)).until(() ->
+                    Sql.column("SELECT count(*) FROM task WHERE queue = ? AND state = 'succeeded'", queue).get(0).equals("5000"));
+            assertThat(Sql.column("SELECT count(*) FROM task WHERE queue = ? AND attempt <> 1", queue)).containsExactly("0");
+            assertThat(Sql.column("SELECT count(*) FROM (SELECT e.task_id FROM task_event e JOIN task t ON t.id = e.task_id"
+                    + " WHERE t.queue = ? AND e.name = 'running' GROUP BY e.task_id HAVING count(*) <> 1) x", queue))
+                    .containsExactly("0");
+            assertThat(Sql.column("SELECT count(DISTINCT e.detail->>'workerId') FROM task_event e JOIN task t ON t.id = e.task_id"
+                    + " WHERE t.queue = ? AND e.name = 'running'", queue)).containsExactly("2");
+        }
+    }
+
+    @Test
+    void shutdownFinishesWhatItCanWithinTheDrainAndReleasesTheRest() {
+        String queue = TaskFixtures.uniqueQueue("drain");
+        ConfigurableApplicationContext replica = Replicas.start(queue + ":4",
+                Map.of("spring.lifecycle.timeout-per-shutdown-phase", "5s"));
+        Tasks tasks = new Tasks(client(replica));
+        long quick = tasks.enqueue(queue, "{\"type\": \"sleep\", \"payload\": {\"durationMs\": 1000}}").get("id").longValue();
+        long slow = tasks.enqueue(queue, "{\"type\": \"sleep\", \"payload\": {\"durationMs\": 600000, \"steps\": 600}}")
+                .get("id").longValue();
+        tasks.awaitState(quick, "running", Duration.ofSeconds(10));
+        tasks.awaitState(slow, "running", Duration.ofSeconds(10));
+
+        long started = System.nanoTime();
+        replica.close();
+        Duration took = Duration.ofNanos(System.nanoTime() - started);
+
+        assertThat(took).isLessThan(Duration.ofSeconds(15));
+        assertThat(Sql.column("SELECT state || ' ' || attempt FROM task WHERE id = ?", quick)).containsExactly("succeeded 1");
+        assertThat(Sql.column("SELECT state || ' ' || attempt || ' ' || last_error FROM task WHERE id = ?", slow))
+                .containsExactly("queued 0 released on shutdown");
+        List<String> last = Sql.column("SELECT name || ' ' || (detail->>'error') FROM task_event WHERE task_id = ?"
+                + " ORDER BY id DESC LIMIT 1", slow);
+        assertThat(last).containsExactly("queued released on shutdown");
+        assertThat(Sql.column("SELECT count(*) FROM worker WHERE ? = ANY(queues)", queue)).containsExactly("0");
+    }
+
+    @Test
+    void byDefaultAnHttpTaskToANameThatResolvesToLoopbackFailsWithoutARequest() throws Exception {
+        String queue = TaskFixtures.uniqueQueue("http-refused");
+        try (ConfigurableApplicationContext replica = Replicas.start(queue + ":1", Map.of());
+             dev.tasklane.testsupport.TestHttpServer server = new dev.tasklane.testsupport.TestHttpServer()) {
+            Tasks tasks = new Tasks(client(replica));
+            long id = tasks.enqueue(queue, "{\"type\": \"http\", \"payload\": {\"url\": \"http://localhost:"
+                    + server.port() + "/ok\"}}").get("id").longValue();
+            JsonNode failed = tasks.awaitState(id, "failed", Duration.ofSeconds(20));
+            assertThat(failed.get("attempt").intValue()).isEqualTo(1);
+            assertThat(failed.get("lastError").stringValue()).contains("refused").contains("127.0.0.1");
+            assertThat(server.requests()).isEmpty();
+        }
+    }
+
+    private static WebTestClient client(ConfigurableApplicationContext replica) {
+        return WebTestClient.bindToServer().baseUrl("http://127.0.0.1:" + Replicas.port(replica))
+                .defaultHeader(HttpHeaders.AUTHORIZATION, "Bearer " + IntegrationTest.TOKEN)
+                .responseTimeout(Duration.ofSeconds(30))
+                .codecs(c -> c.defaultCodecs().maxInMemorySize(32 * 1024 * 1024))
+                .build();
+    }
+}
