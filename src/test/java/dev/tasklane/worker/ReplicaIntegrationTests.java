@@ -88,6 +88,39 @@ final class ReplicaIntegrationTests {
         }
     }
 
+    @Test
+    void aWakeUpCrossesReplicasAlsoAfterTheListenConnectionWasKilled() {
+        String queue = TaskFixtures.uniqueQueue("cross-wake");
+        Map<String, String> slowPoll = Map.of("tasklane.worker.poll-interval", "30s");
+        try (ConfigurableApplicationContext enqueuer = Replicas.start("", slowPoll);
+             ConfigurableApplicationContext worker = Replicas.start(queue + ":2", slowPoll)) {
+            Tasks tasks = new Tasks(client(enqueuer));
+            assertPickedUpQuickly(tasks, queue);
+
+            List<String> before = listenerPids();
+            assertThat(before).hasSizeGreaterThanOrEqualTo(2); // shared test contexts may listen too
+            Sql.column("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'tasklane-listener'"
+                    + " AND datname = current_database()");
+            await().atMost(Duration.ofSeconds(15)).until(() -> {
+                List<String> now = listenerPids();
+                return now.size() == before.size() && now.stream().noneMatch(before::contains);
+            });
+            assertPickedUpQuickly(tasks, queue);
+        }
+    }
+
+    private static void assertPickedUpQuickly(Tasks tasks, String queue) {
+        long id = tasks.enqueue(queue, "{\"type\": \"noop\"}").get("id").longValue();
+        JsonNode done = tasks.awaitState(id, "succeeded", Duration.ofSeconds(10));
+        assertThat(Duration.between(Tasks.time(done, "createdAt"), Tasks.time(done, "startedAt")))
+                .isLessThan(Duration.ofSeconds(1));
+    }
+
+    private static List<String> listenerPids() {
+        return Sql.column("SELECT pid::text FROM pg_stat_activity WHERE application_name = 'tasklane-listener'"
+                + " AND datname = current_database()");
+    }
+
     private static WebTestClient client(ConfigurableApplicationContext replica) {
         return WebTestClient.bindToServer().baseUrl("http://127.0.0.1:" + Replicas.port(replica))
                 .defaultHeader(HttpHeaders.AUTHORIZATION, "Bearer " + IntegrationTest.TOKEN)
