@@ -136,7 +136,7 @@ final class EnqueueRequests {
         return text;
     }
 
-    private static boolean storable(JsonNode node) {
+    static boolean storable(JsonNode node) {
         if (node.isString()) {
             return JsonFields.isStorableText(node.stringValue());
         }

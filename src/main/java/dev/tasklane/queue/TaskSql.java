@@ -136,13 +136,15 @@ final class TaskSql {
     /**
      * Records the outcomes of many attempts at once: success, or failure that is retried after
      * :delaysMs unless attempts are exhausted or the failure is permanent. Applies only where the
-     * worker still holds the lease of that attempt; returns the tasks it changed.
+     * worker still holds that attempt (any attempt for an attempt below zero) and, where asked,
+     * where its lease has not expired; returns the tasks it changed.
      */
     static final String COMPLETE_MANY = """
             WITH outcome AS (
                 SELECT * FROM unnest(:ids::bigint[], :attempts::integer[], :workerIds::text[], :succeeded::boolean[],
-                                     :results::text[], :errors::text[], :retryable::boolean[], :delaysMs::bigint[])
-                    AS o(id, attempt, worker_id, succeeded, result, error, retryable, delay_ms)
+                                     :results::text[], :errors::text[], :retryable::boolean[], :delaysMs::bigint[],
+                                     :leaseMustHold::boolean[])
+                    AS o(id, attempt, worker_id, succeeded, result, error, retryable, delay_ms, lease_must_hold)
             ),
             changed AS (
                 UPDATE task t
@@ -158,7 +160,9 @@ final class TaskSql {
                     worker_id = NULL,
                     lease_expires_at = NULL
                 FROM outcome o
-                WHERE t.id = o.id AND t.state = 'running' AND t.attempt = o.attempt AND t.worker_id = o.worker_id
+                WHERE t.id = o.id AND t.state = 'running' AND t.worker_id = o.worker_id
+                  AND (o.attempt < 0 OR t.attempt = o.attempt)
+                  AND (NOT o.lease_must_hold OR t.lease_expires_at > now())
                 RETURNING t.*
             ),
             %s
@@ -184,6 +188,14 @@ final class TaskSql {
                 FROM changed
             )
             SELECT * FROM changed
+            """;
+
+    /** Extends the lease of one running task, only while :workerId holds it; returns the task. */
+    static final String HEARTBEAT = """
+            UPDATE task
+            SET lease_expires_at = now() + :leaseMs * interval '1 millisecond'
+            WHERE id = :id AND state = 'running' AND worker_id = :workerId AND lease_expires_at > now()
+            RETURNING *
             """;
 
     /**

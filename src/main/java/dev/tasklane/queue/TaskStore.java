@@ -197,6 +197,7 @@ public class TaskStore {
         String[] errors = new String[n];
         Boolean[] retryable = new Boolean[n];
         Long[] delaysMs = new Long[n];
+        Boolean[] leaseMustHold = new Boolean[n];
         for (int i = 0; i < n; i++) {
             Outcome outcome = outcomes.get(i);
             ids[i] = outcome.taskId();
@@ -207,11 +208,12 @@ public class TaskStore {
             errors[i] = outcome.error();
             retryable[i] = outcome.retryable();
             delaysMs[i] = outcome.retryDelay().toMillis();
+            leaseMustHold[i] = outcome.leaseMustHold();
         }
         return db.sql(TaskSql.COMPLETE_MANY)
                 .bind("ids", ids).bind("attempts", attempts).bind("workerIds", workerIds)
                 .bind("succeeded", succeeded).bind("results", results).bind("errors", errors)
-                .bind("retryable", retryable).bind("delaysMs", delaysMs)
+                .bind("retryable", retryable).bind("delaysMs", delaysMs).bind("leaseMustHold", leaseMustHold)
                 .map(TaskStore::toTask)
                 .all();
     }
@@ -228,6 +230,27 @@ public class TaskStore {
                 .bind("message", Parameter.fromOrEmpty(message, String.class))
                 .map(TaskStore::toTask)
                 .one();
+    }
+
+    /** Extends the lease of a task its worker still holds; explains (404, 409) when it does not. */
+    public Mono<Task> heartbeat(long id, String workerId, Duration lease) {
+        return db.sql(TaskSql.HEARTBEAT).bind("id", id).bind("workerId", workerId).bind("leaseMs", lease.toMillis())
+                .map(TaskStore::toTask).one()
+                .switchIfEmpty(Mono.defer(() -> refuseLease(id)));
+    }
+
+    /** Like {@link #reportProgress}, but explains (404, 409) when the worker does not hold the task. */
+    public Mono<Task> reportHeldProgress(long id, String workerId, @Nullable Integer percent, @Nullable String message) {
+        return reportProgress(id, workerId, -1, percent, message).switchIfEmpty(Mono.defer(() -> refuseLease(id)));
+    }
+
+    /** Records one outcome of a worker that must still hold the lease; explains (404, 409) when not. */
+    public Mono<Task> completeHeld(Outcome outcome) {
+        return complete(List.of(outcome)).next().switchIfEmpty(Mono.defer(() -> refuseLease(outcome.taskId())));
+    }
+
+    private <T> Mono<T> refuseLease(long id) {
+        return explainRefusal(id, "changed by a worker that does not hold its lease");
     }
 
     /** Renews the leases a worker holds; emits the ids it still holds. */

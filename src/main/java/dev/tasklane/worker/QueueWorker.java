@@ -70,6 +70,7 @@ final class QueueWorker {
     }
 
     void start() {
+        draining = false;
         Flux<Long> dueSoon = wakeups.of(spec.queue()).flatMap(wakeup -> {
             Duration delay = wakeup.delay();
             if (delay.isZero()) {

@@ -27,6 +27,7 @@ import reactor.core.Disposable;
 import reactor.core.Disposables;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
@@ -50,7 +51,10 @@ public class Workers implements SmartLifecycle {
     private final Duration lease;
     private final Duration drainTimeout;
     private final Map<Long, RunningTask> running = new ConcurrentHashMap<>();
-    private final Disposable.Composite loops = Disposables.composite();
+    // Replaced on every start: Spring may stop and start the lifecycle again (its test context
+    // cache pauses contexts that way), and a disposed composite or a completed sink is final.
+    private volatile Disposable.Composite loops = Disposables.composite();
+    private volatile Sinks.Empty<Void> draining = Sinks.empty();
     private volatile boolean started;
 
     Workers(TasklaneProperties properties, TaskStore store, HandlerRegistry handlers, Wakeups wakeups,
@@ -123,6 +127,8 @@ public class Workers implements SmartLifecycle {
 
     @Override
     public void start() {
+        loops = Disposables.composite();
+        draining = Sinks.empty();
         queues.forEach(QueueWorker::start);
         Duration renewEvery = lease.dividedBy(3);
         loops.add(Flux.interval(renewEvery, renewEvery)
@@ -173,8 +179,14 @@ public class Workers implements SmartLifecycle {
         running.values().stream().filter(task -> task.leaseLapsed(now)).forEach(task -> task.stop("lease expired"));
     }
 
+    /** Completes when this replica starts draining: waiting long polls answer at once. */
+    public Mono<Void> draining() {
+        return Mono.defer(() -> draining.asMono());
+    }
+
     @Override
     public void stop(Runnable callback) {
+        draining.tryEmitEmpty();
         queues.forEach(QueueWorker::drain);
         log.info("Draining: {} tasks in flight, waiting up to {}", running.size(), drainTimeout);
         Flux.interval(Duration.ofMillis(20))

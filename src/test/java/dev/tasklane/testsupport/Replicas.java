@@ -1,7 +1,6 @@
 package dev.tasklane.testsupport;
 
-import java.util.ArrayList;
-import java.util.List;
+import java.util.LinkedHashMap;
 import java.util.Map;
 
 import dev.tasklane.TasklaneApplication;
@@ -19,18 +18,18 @@ public final class Replicas {
 
     public static ConfigurableApplicationContext start(String workerQueues, Map<String, String> extra) {
         TestDatabase.Coordinates database = TestDatabase.get();
-        List<String> properties = new ArrayList<>(List.of(
-                "server.port=0",
-                "spring.r2dbc.url=" + database.r2dbcUrl(),
-                "spring.r2dbc.username=" + database.user(),
-                "spring.r2dbc.password=" + database.password(),
-                "tasklane.api.tokens=" + IntegrationTest.TOKEN,
-                "tasklane.worker.queues=" + workerQueues,
-                "spring.r2dbc.pool.max-size=10"));
-        extra.forEach((key, value) -> properties.add(key + "=" + value));
+        Map<String, String> properties = new LinkedHashMap<>();
+        properties.put("server.port", "0");
+        properties.put("spring.r2dbc.url", database.r2dbcUrl());
+        properties.put("spring.r2dbc.username", database.user());
+        properties.put("spring.r2dbc.password", database.password());
+        properties.put("tasklane.api.tokens", IntegrationTest.TOKEN);
+        properties.put("tasklane.worker.queues", workerQueues);
+        properties.put("spring.r2dbc.pool.max-size", "10");
+        properties.putAll(extra);
         // As command-line arguments: they outrank application.yml, as an operator's settings do.
         return new SpringApplicationBuilder(TasklaneApplication.class)
-                .run(properties.stream().map(p -> "--" + p).toArray(String[]::new));
+                .run(properties.entrySet().stream().map(e -> "--" + e.getKey() + "=" + e.getValue()).toArray(String[]::new));
     }
 
     public static int port(ConfigurableApplicationContext replica) {

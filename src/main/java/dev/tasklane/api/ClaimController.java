@@ -1,0 +1,140 @@
+package dev.tasklane.api;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+
+import dev.tasklane.config.TasklaneProperties;
+import dev.tasklane.queue.Claim;
+import dev.tasklane.worker.PullWorkers;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RequestMapping;
+import org.springframework.web.bind.annotation.RestController;
+import reactor.core.publisher.Mono;
+import tools.jackson.databind.JsonNode;
+
+/** The pull API for external workers: claim (with long polling), heartbeat, progress, complete, fail. */
+@RestController
+@RequestMapping("/api/v1")
+class ClaimController {
+
+    private static final int MAX_WORKER_ID = 200;
+    private static final int MAX_MESSAGE = 1000;
+    private static final int MAX_ERROR = 10_000;
+
+    private final PullWorkers pull;
+    private final long maxResultBytes;
+
+    ClaimController(PullWorkers pull, TasklaneProperties properties) {
+        this.pull = pull;
+        this.maxResultBytes = properties.maxPayloadBytes();
+    }
+
+    @PostMapping("/queues/{queue}/claims")
+    Mono<TaskController.TaskList> claim(@PathVariable String queue, @RequestBody JsonNode body) {
+        EnqueueRequests.requireQueueName(queue);
+        List<FieldError> errors = new ArrayList<>();
+        JsonFields fields = JsonFields.of(body, "", errors);
+        Optional<String> workerId = fields.requiredText("workerId", MAX_WORKER_ID);
+        long max = fields.integer("max", 1, 100).orElse(1L);
+        long leaseSeconds = fields.integer("leaseSeconds", 1, 43_200).orElse(30L);
+        long waitSeconds = fields.integer("waitSeconds", 0, 30).orElse(0L);
+        Set<String> types = types(fields);
+        failOn(errors);
+        Claim claim = new Claim(queue, workerId.orElseThrow(), (int) max, Duration.ofSeconds(leaseSeconds), types);
+        return pull.claim(claim, Duration.ofSeconds(waitSeconds))
+                .map(tasks -> new TaskController.TaskList(tasks.stream().map(TaskJson::of).toList()));
+    }
+
+    @PostMapping("/tasks/{id}/heartbeat")
+    Mono<TaskJson> heartbeat(@PathVariable String id, @RequestBody JsonNode body) {
+        long taskId = TaskIds.parse(id);
+        List<FieldError> errors = new ArrayList<>();
+        JsonFields fields = JsonFields.of(body, "", errors);
+        Optional<String> workerId = fields.requiredText("workerId", MAX_WORKER_ID);
+        long leaseSeconds = fields.integer("leaseSeconds", 1, 43_200).orElse(30L);
+        failOn(errors);
+        return pull.heartbeat(taskId, workerId.orElseThrow(), Duration.ofSeconds(leaseSeconds)).map(TaskJson::of);
+    }
+
+    @PostMapping("/tasks/{id}/progress")
+    Mono<TaskJson> progress(@PathVariable String id, @RequestBody JsonNode body) {
+        long taskId = TaskIds.parse(id);
+        List<FieldError> errors = new ArrayList<>();
+        JsonFields fields = JsonFields.of(body, "", errors);
+        Optional<String> workerId = fields.requiredText("workerId", MAX_WORKER_ID);
+        Integer percent = fields.integer("percent", 0, 100).map(Long::intValue).orElse(null);
+        String message = fields.string("message").orElse(null);
+        if (message != null && (message.codePointCount(0, message.length()) > MAX_MESSAGE
+                || !JsonFields.isStorableText(message))) {
+            fields.invalid("message", "must be at most " + MAX_MESSAGE + " characters of valid Unicode without NUL");
+        }
+        failOn(errors);
+        return pull.progress(taskId, workerId.orElseThrow(), percent, message).map(TaskJson::of);
+    }
+
+    @PostMapping("/tasks/{id}/complete")
+    Mono<TaskJson> complete(@PathVariable String id, @RequestBody JsonNode body) {
+        long taskId = TaskIds.parse(id);
+        List<FieldError> errors = new ArrayList<>();
+        JsonFields fields = JsonFields.of(body, "", errors);
+        Optional<String> workerId = fields.requiredText("workerId", MAX_WORKER_ID);
+        String result = fields.raw("result").map(value -> resultText(fields, value)).orElse(null);
+        failOn(errors);
+        return pull.complete(taskId, workerId.orElseThrow(), result).map(TaskJson::of);
+    }
+
+    @PostMapping("/tasks/{id}/fail")
+    Mono<TaskJson> fail(@PathVariable String id, @RequestBody JsonNode body) {
+        long taskId = TaskIds.parse(id);
+        List<FieldError> errors = new ArrayList<>();
+        JsonFields fields = JsonFields.of(body, "", errors);
+        Optional<String> workerId = fields.requiredText("workerId", MAX_WORKER_ID);
+        Optional<String> error = fields.requiredText("error", MAX_ERROR);
+        boolean retry = fields.bool("retry").orElse(true);
+        failOn(errors);
+        return pull.fail(taskId, workerId.orElseThrow(), error.orElseThrow(), retry).map(TaskJson::of);
+    }
+
+    private String resultText(JsonFields fields, JsonNode value) {
+        String text = value.toString();
+        long bytes = text.getBytes(StandardCharsets.UTF_8).length;
+        if (bytes > maxResultBytes) {
+            throw new PayloadTooLargeException("result is " + bytes + " bytes; the limit is " + maxResultBytes);
+        }
+        if (!EnqueueRequests.storable(value)) {
+            fields.invalid("result", "must not contain NUL characters or unpaired surrogates");
+        }
+        return text;
+    }
+
+    private static Set<String> types(JsonFields fields) {
+        Set<String> types = new LinkedHashSet<>();
+        fields.array("types").ifPresent(array -> {
+            for (int i = 0; i < array.size(); i++) {
+                JsonNode type = array.get(i);
+                if (!type.isString()) {
+                    throw new MalformedRequestException(fields.path("types[" + i + "]"), "must be a string");
+                }
+                if (!EnqueueRequests.TYPE_NAME.matcher(type.stringValue()).matches()) {
+                    fields.invalid("types[" + i + "]", "must match " + EnqueueRequests.TYPE_NAME.pattern());
+                } else {
+                    types.add(type.stringValue());
+                }
+            }
+        });
+        return types;
+    }
+
+    private static void failOn(List<FieldError> errors) {
+        if (!errors.isEmpty()) {
+            throw new InvalidRequestException(errors);
+        }
+    }
+}

@@ -1,0 +1,200 @@
+package dev.tasklane.api;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+
+import dev.tasklane.testsupport.TaskFixtures;
+import dev.tasklane.testsupport.Tasks;
+import dev.tasklane.testsupport.WorkerIntegrationTest;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.http.MediaType;
+import org.springframework.test.web.reactive.server.WebTestClient;
+import tools.jackson.databind.JsonNode;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** External workers over HTTP, on queues no replica works in-process (the context's rescuer runs). */
+final class PullApiIntegrationTests extends WorkerIntegrationTest {
+
+    private Tasks tasks;
+    private String queue;
+
+    @BeforeEach
+    void setUp() {
+        tasks = new Tasks(api());
+        queue = TaskFixtures.uniqueQueue("pull");
+    }
+
+    @Test
+    void aClaimHandsOutRunningTasksWithTheWorkersLease() {
+        long id = tasks.enqueue(queue, "{\"type\": \"resize\", \"payload\": {\"w\": 10}}").get("id").longValue();
+        JsonNode claimed = claim("{\"workerId\": \"w1\", \"leaseSeconds\": 60}").get("tasks");
+        assertThat(claimed).hasSize(1);
+        JsonNode task = claimed.get(0);
+        assertThat(task.get("id").longValue()).isEqualTo(id);
+        assertThat(task.get("state").stringValue()).isEqualTo("running");
+        assertThat(task.get("workerId").stringValue()).isEqualTo("w1");
+        assertThat(task.get("attempt").intValue()).isEqualTo(1);
+        assertThat(task.get("payload").get("w").intValue()).isEqualTo(10);
+        assertThat(Duration.between(Instant.now(), Tasks.time(task, "leaseExpiresAt")))
+                .isBetween(Duration.ofSeconds(50), Duration.ofSeconds(61));
+        assertThat(claim("{\"workerId\": \"w2\"}").get("tasks")).isEmpty();
+    }
+
+    @Test
+    void claimsFollowPriorityThenRunAtThenIdAndSkipTasksNotYetDue() {
+        Instant past = Instant.now().minusSeconds(60);
+        long later = enqueue("{\"type\": \"t\", \"runAt\": \"" + past.plusSeconds(5) + "\"}");
+        long earlier = enqueue("{\"type\": \"t\", \"runAt\": \"" + past + "\"}");
+        long urgent = enqueue("{\"type\": \"t\", \"priority\": 9}");
+        long sameTime = enqueue("{\"type\": \"t\", \"runAt\": \"" + past + "\"}");
+        enqueue("{\"type\": \"t\", \"priority\": 100, \"delaySeconds\": 3600}");
+        assertThat(ids(claim("{\"workerId\": \"w\", \"max\": 10}"))).containsExactly(urgent, earlier, sameTime, later);
+    }
+
+    @Test
+    void aClaimTakesOnlyTheTypesAsked() {
+        long image = enqueue("{\"type\": \"image\"}");
+        enqueue("{\"type\": \"video\"}");
+        assertThat(ids(claim("{\"workerId\": \"w\", \"max\": 5, \"types\": [\"image\", \"audio\"]}"))).containsExactly(image);
+    }
+
+    @Test
+    void aLongPollAnswersEmptyAtItsDeadline() {
+        long started = System.nanoTime();
+        assertThat(claim("{\"workerId\": \"w\", \"waitSeconds\": 1}").get("tasks")).isEmpty();
+        assertThat(Duration.ofNanos(System.nanoTime() - started)).isBetween(Duration.ofMillis(900), Duration.ofSeconds(5));
+    }
+
+    @Test
+    void aPausedQueueGivesNothing() {
+        enqueue("{\"type\": \"t\"}");
+        tasks.post("/api/v1/queues/" + queue + "/pause", 200);
+        assertThat(claim("{\"workerId\": \"w\"}").get("tasks")).isEmpty();
+        tasks.post("/api/v1/queues/" + queue + "/resume", 200);
+        assertThat(claim("{\"workerId\": \"w\"}").get("tasks")).hasSize(1);
+    }
+
+    @Test
+    void anExpiredLeaseIsRescuedAndTheFirstWorkersCompleteThenChangesNothing() {
+        long id = enqueue("{\"type\": \"t\"}");
+        claim("{\"workerId\": \"slow\", \"leaseSeconds\": 1}");
+        JsonNode rescued = tasks.awaitState(id, "queued", PATIENCE);
+        assertThat(rescued.get("lastError").stringValue()).isEqualTo("lease expired");
+        assertThat(rescued.get("attempt").intValue()).isEqualTo(1);
+        assertThat(ids(claim("{\"workerId\": \"fast\"}"))).containsExactly(id);
+        post("/api/v1/tasks/" + id + "/complete", "{\"workerId\": \"slow\", \"result\": 1}", 409)
+                .expectBody().jsonPath("$.state").isEqualTo("running");
+        JsonNode task = tasks.get(id);
+        assertThat(task.get("workerId").stringValue()).isEqualTo("fast");
+        assertThat(task.get("attempt").intValue()).isEqualTo(2);
+    }
+
+    @Test
+    void heartbeatsKeepATaskPastItsFirstLease() throws InterruptedException {
+        long id = enqueue("{\"type\": \"t\"}");
+        claim("{\"workerId\": \"w\", \"leaseSeconds\": 1}");
+        for (int i = 0; i < 6; i++) {
+            Thread.sleep(400); // the lease is the point here: time must pass
+            post("/api/v1/tasks/" + id + "/heartbeat", "{\"workerId\": \"w\", \"leaseSeconds\": 1}", 200).expectBody()
+                    .jsonPath("$.state").isEqualTo("running");
+        }
+        post("/api/v1/tasks/" + id + "/progress", "{\"workerId\": \"w\", \"percent\": 50, \"message\": \"half\"}", 200)
+                .expectBody().jsonPath("$.progress.percent").isEqualTo(50).jsonPath("$.progress.message").isEqualTo("half");
+        post("/api/v1/tasks/" + id + "/complete", "{\"workerId\": \"w\", \"result\": {\"ok\": true}}", 200).expectBody()
+                .jsonPath("$.state").isEqualTo("succeeded")
+                .jsonPath("$.result.ok").isEqualTo(true)
+                .jsonPath("$.attempt").isEqualTo(1);
+        post("/api/v1/tasks/" + id + "/complete", "{\"workerId\": \"w\"}", 409).expectBody()
+                .jsonPath("$.state").isEqualTo("succeeded");
+        assertThat(dev.tasklane.testsupport.Sql.column("SELECT name FROM task_event WHERE task_id = ? ORDER BY id", id))
+                .containsExactly("queued", "running", "progress", "succeeded");
+    }
+
+    @Test
+    void failWithoutRetryFailsAndWithRetryRequeuesWithBackoff() {
+        long permanent = enqueue("{\"type\": \"t\"}");
+        long transient_ = enqueue("{\"type\": \"t\"}");
+        claim("{\"workerId\": \"w\", \"max\": 2}");
+        post("/api/v1/tasks/" + permanent + "/fail", "{\"workerId\": \"w\", \"error\": \"bad input\", \"retry\": false}", 200)
+                .expectBody().jsonPath("$.state").isEqualTo("failed").jsonPath("$.lastError").isEqualTo("bad input");
+        JsonNode requeued = body(post("/api/v1/tasks/" + transient_ + "/fail", "{\"workerId\": \"w\", \"error\": \"timeout\"}", 200));
+        assertThat(requeued.get("state").stringValue()).isEqualTo("queued");
+        assertThat(requeued.get("lastError").stringValue()).isEqualTo("timeout");
+        assertThat(Tasks.time(requeued, "runAt")).isAfter(Instant.now().minusMillis(50));
+        assertThat(requeued.get("workerId").isNull()).isTrue();
+    }
+
+    @Test
+    void cancellingAPulledTaskMakesTheWorkersNextCall409() {
+        long id = enqueue("{\"type\": \"t\"}");
+        claim("{\"workerId\": \"w\"}");
+        tasks.post("/api/v1/tasks/" + id + "/cancel", 200);
+        for (String call : List.of("heartbeat", "progress", "complete")) {
+            post("/api/v1/tasks/" + id + "/" + call, "{\"workerId\": \"w\"}", 409).expectBody()
+                    .jsonPath("$.state").isEqualTo("cancelled");
+        }
+        post("/api/v1/tasks/" + id + "/fail", "{\"workerId\": \"w\", \"error\": \"x\"}", 409).expectBody();
+    }
+
+    @Test
+    void anotherWorkersCallsAre409() {
+        long id = enqueue("{\"type\": \"t\"}");
+        claim("{\"workerId\": \"owner\"}");
+        post("/api/v1/tasks/" + id + "/heartbeat", "{\"workerId\": \"intruder\"}", 409).expectBody()
+                .jsonPath("$.state").isEqualTo("running");
+        post("/api/v1/tasks/987654321/heartbeat", "{\"workerId\": \"w\"}", 404).expectBody();
+    }
+
+    @Test
+    void pullWorkersAppearInTheWorkerList() {
+        claim("{\"workerId\": \"lister-" + queue + "\"}");
+        JsonNode workers = api().get().uri("/api/v1/workers").exchange().expectStatus().isOk()
+                .expectBody(JsonNode.class).returnResult().getResponseBody().get("workers");
+        List<String> found = new ArrayList<>();
+        workers.forEach(w -> {
+            if (w.get("id").stringValue().equals("lister-" + queue)) {
+                found.add(w.get("kind").stringValue() + " " + w.get("queues").get(0).stringValue() + " " + w.get("inFlight"));
+            }
+        });
+        assertThat(found).containsExactly("pull " + queue + " 0");
+    }
+
+    @Test
+    void invalidClaimsAre4xx() {
+        post("/api/v1/queues/" + queue + "/claims", "{}", 422).expectBody().jsonPath("$.errors[0].field").isEqualTo("workerId");
+        post("/api/v1/queues/" + queue + "/claims", "{\"workerId\": \"w\", \"max\": 101}", 422).expectBody();
+        post("/api/v1/queues/" + queue + "/claims", "{\"workerId\": \"w\", \"waitSeconds\": 31}", 422).expectBody();
+        post("/api/v1/queues/" + queue + "/claims", "{\"workerId\": \"w\", \"leaseSeconds\": 0}", 422).expectBody();
+        post("/api/v1/queues/" + queue + "/claims", "{\"workerId\": \"w\", \"types\": \"t\"}", 400).expectBody();
+        post("/api/v1/queues/" + queue + "/claims", "{\"workerId\": 7}", 400).expectBody();
+        post("/api/v1/tasks/1/progress", "{\"workerId\": \"w\", \"percent\": 101}", 422).expectBody();
+        post("/api/v1/tasks/1/fail", "{\"workerId\": \"w\"}", 422).expectBody().jsonPath("$.errors[0].field").isEqualTo("error");
+    }
+
+    private long enqueue(String json) {
+        return tasks.enqueue(queue, json).get("id").longValue();
+    }
+
+    private JsonNode claim(String json) {
+        return body(post("/api/v1/queues/" + queue + "/claims", json, 200));
+    }
+
+    private WebTestClient.ResponseSpec post(String uri, String json, int status) {
+        return api().post().uri(uri).contentType(MediaType.APPLICATION_JSON).bodyValue(json).exchange()
+                .expectStatus().isEqualTo(status);
+    }
+
+    private static JsonNode body(WebTestClient.ResponseSpec response) {
+        return response.expectBody(JsonNode.class).returnResult().getResponseBody();
+    }
+
+    private static List<Long> ids(JsonNode claimed) {
+        List<Long> ids = new ArrayList<>();
+        claimed.get("tasks").forEach(t -> ids.add(t.get("id").longValue()));
+        return ids;
+    }
+}
