@@ -1,6 +1,7 @@
 package dev.tasklane.worker;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
@@ -10,6 +11,8 @@ import dev.tasklane.testsupport.IntegrationTest;
 import dev.tasklane.testsupport.Replicas;
 import dev.tasklane.testsupport.Sql;
 import dev.tasklane.testsupport.TaskFixtures;
+import dev.tasklane.testsupport.TcpProxy;
+import dev.tasklane.testsupport.TestDatabase;
 import dev.tasklane.testsupport.Tasks;
 import org.junit.jupiter.api.Test;
 import org.springframework.context.ConfigurableApplicationContext;
@@ -106,6 +109,39 @@ final class ReplicaIntegrationTests {
                 return now.size() == before.size() && now.stream().noneMatch(before::contains);
             });
             assertPickedUpQuickly(tasks, queue);
+        }
+    }
+
+    @Test
+    void aHandlerWhoseLeaseLapsesWhileTheDatabaseIsGoneStopsAndTheTaskRunsOnce() throws Exception {
+        String queue = TaskFixtures.uniqueQueue("lapse");
+        TestDatabase.Coordinates database = TestDatabase.get();
+        try (TcpProxy proxy = new TcpProxy(database.host(), database.port());
+             ConfigurableApplicationContext replica = Replicas.start(queue + ":1", Map.of(
+                     "spring.r2dbc.url", "r2dbc:postgresql://127.0.0.1:" + proxy.port() + "/" + database.database(),
+                     "tasklane.worker.lease", "2s",
+                     "tasklane.rescue-interval", "500ms",
+                     "spring.r2dbc.pool.max-acquire-time", "1s",
+                     "spring.r2dbc.pool.max-create-connection-time", "1s"))) {
+            Tasks tasks = new Tasks(client(replica));
+            long id = tasks.enqueue(queue, "{\"type\": \"sleep\", \"maxAttempts\": 3,"
+                    + " \"payload\": {\"durationMs\": 6000, \"steps\": 30}}").get("id").longValue();
+            tasks.awaitTask(id, Duration.ofSeconds(10), t -> t.get("progress").get("percent").isNumber());
+
+            proxy.cut();
+            Thread.sleep(4000); // twice the lease: the outage itself is what is tested
+            Instant restored = Instant.now();
+            proxy.restore();
+
+            JsonNode done = tasks.awaitState(id, "succeeded", Duration.ofSeconds(30));
+            assertThat(done.get("attempt").intValue()).isEqualTo(2);
+            assertThat(Sql.column("SELECT name FROM task_event WHERE task_id = ? AND name IN ('succeeded', 'failed')", id))
+                    .containsExactly("succeeded");
+            assertThat(Sql.column("SELECT detail->>'error' FROM task_event WHERE task_id = ? AND name = 'queued'"
+                    + " ORDER BY id", id)).containsExactly(null, "lease expired");
+            // The first attempt's handler stopped: it reported nothing once the database was back.
+            assertThat(Sql.column("SELECT count(*) FROM task_event WHERE task_id = ? AND attempt = 1"
+                    + " AND name = 'progress' AND at > ?::timestamptz", id, restored.toString())).containsExactly("0");
         }
     }
 

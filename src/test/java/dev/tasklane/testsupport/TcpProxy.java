@@ -1,0 +1,100 @@
+package dev.tasklane.testsupport;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/**
+ * A TCP proxy between a replica and PostgreSQL that a test can cut (every connection dropped,
+ * new ones refused) and restore: a database outage for one replica, without touching the shared
+ * server. Plain threads: it is test support, not the code under test.
+ */
+public final class TcpProxy implements AutoCloseable {
+
+    private final ServerSocket server;
+    private final String targetHost;
+    private final int targetPort;
+    private final List<Socket> open = new CopyOnWriteArrayList<>();
+    private volatile boolean cut;
+
+    public TcpProxy(String targetHost, int targetPort) throws IOException {
+        this.targetHost = targetHost;
+        this.targetPort = targetPort;
+        this.server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        Thread acceptor = new Thread(this::accept, "tcp-proxy-accept");
+        acceptor.setDaemon(true);
+        acceptor.start();
+    }
+
+    public int port() {
+        return server.getLocalPort();
+    }
+
+    /** Drops every connection and refuses new ones until {@link #restore()}. */
+    public void cut() {
+        cut = true;
+        open.forEach(TcpProxy::closeQuietly);
+        open.clear();
+    }
+
+    public void restore() {
+        cut = false;
+    }
+
+    private void accept() {
+        while (!server.isClosed()) {
+            try {
+                Socket client = server.accept();
+                if (cut) {
+                    closeQuietly(client);
+                    continue;
+                }
+                Socket upstream = new Socket(targetHost, targetPort);
+                open.add(client);
+                open.add(upstream);
+                pump(client, upstream);
+                pump(upstream, client);
+            } catch (IOException e) {
+                // closed, or the target refused: the client sees its connection fail
+            }
+        }
+    }
+
+    private void pump(Socket from, Socket to) {
+        Thread thread = new Thread(() -> {
+            byte[] buffer = new byte[16384];
+            try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
+                for (int n; (n = in.read(buffer)) >= 0; ) {
+                    out.write(buffer, 0, n);
+                    out.flush();
+                }
+            } catch (IOException e) {
+                // one side closed
+            } finally {
+                closeQuietly(from);
+                closeQuietly(to);
+            }
+        }, "tcp-proxy-pump");
+        thread.setDaemon(true);
+        thread.start();
+    }
+
+    private static void closeQuietly(Socket socket) {
+        try {
+            socket.close();
+        } catch (IOException e) {
+            // already closed
+        }
+    }
+
+    @Override
+    public void close() throws IOException {
+        cut();
+        server.close();
+    }
+}
