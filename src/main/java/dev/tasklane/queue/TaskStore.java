@@ -10,6 +10,7 @@ import java.util.Objects;
 import java.util.function.Function;
 import java.util.stream.IntStream;
 
+import dev.tasklane.events.EventLog;
 import io.r2dbc.spi.Readable;
 import org.jspecify.annotations.Nullable;
 import org.springframework.r2dbc.core.DatabaseClient;
@@ -29,9 +30,20 @@ public class TaskStore {
     private static final int MAX_KEY_RACE_ROUNDS = 5;
 
     private final DatabaseClient db;
+    private final EventLog events;
 
-    public TaskStore(DatabaseClient db) {
+    public TaskStore(DatabaseClient db, EventLog events) {
         this.db = db;
+        this.events = events;
+    }
+
+    /** Tells the event reader that the rows just written appended events. */
+    private <T> Flux<T> appending(Flux<T> changed) {
+        return changed.collectList().doOnNext(rows -> {
+            if (!rows.isEmpty()) {
+                events.appended();
+            }
+        }).flatMapIterable(rows -> rows);
     }
 
     /**
@@ -122,7 +134,8 @@ public class TaskStore {
                 .bind("keys", keys)
                 .map(row -> Map.entry(Math.toIntExact(Objects.requireNonNull(row.get("ord", Long.class))),
                         toTask(row)))
-                .all();
+                .all()
+                .transform(this::appending);
     }
 
     public Mono<Task> get(long id) {
@@ -183,7 +196,8 @@ public class TaskStore {
                 .bind("workerId", claim.workerId())
                 .bind("leaseMs", claim.lease().toMillis())
                 .map(TaskStore::toTask)
-                .all();
+                .all()
+                .transform(this::appending);
     }
 
     /** Records many outcomes in one statement; emits the tasks whose worker still held them. */
@@ -215,7 +229,8 @@ public class TaskStore {
                 .bind("succeeded", succeeded).bind("results", results).bind("errors", errors)
                 .bind("retryable", retryable).bind("delaysMs", delaysMs).bind("leaseMustHold", leaseMustHold)
                 .map(TaskStore::toTask)
-                .all();
+                .all()
+                .transform(this::appending);
     }
 
     /**
@@ -229,7 +244,8 @@ public class TaskStore {
                 .bind("percent", Parameter.fromOrEmpty(percent, Integer.class))
                 .bind("message", Parameter.fromOrEmpty(message, String.class))
                 .map(TaskStore::toTask)
-                .one();
+                .one()
+                .doOnNext(task -> events.appended());
     }
 
     /** Extends the lease of a task its worker still holds; explains (404, 409) when it does not. */
@@ -266,12 +282,14 @@ public class TaskStore {
         return db.sql(TaskSql.RELEASE_MANY)
                 .bind("ids", ids.toArray(Long[]::new)).bind("workerId", workerId).bind("error", reason)
                 .map(TaskStore::toTask)
-                .all();
+                .all()
+                .transform(this::appending);
     }
 
     /** Requeues (or fails) up to {@code limit} tasks whose lease expired. */
     public Flux<Task> rescueExpired(int limit) {
-        return db.sql(TaskSql.RESCUE_EXPIRED).bind("limit", limit).map(TaskStore::toTask).all();
+        return db.sql(TaskSql.RESCUE_EXPIRED).bind("limit", limit).map(TaskStore::toTask).all()
+                .transform(this::appending);
     }
 
     /** Cancels a queued or running task. */
@@ -279,12 +297,14 @@ public class TaskStore {
         return db.sql(TaskSql.CANCEL).bind("id", id)
                 .map(row -> new Cancelled(toTask(row), row.get("previous_worker_id", String.class)))
                 .one()
+                .doOnNext(cancelled -> events.appended())
                 .switchIfEmpty(Mono.defer(() -> explainRefusal(id, "cancelled")));
     }
 
     /** Puts a failed or cancelled task back in its queue, due now, attempts reset. */
     public Mono<Task> retry(long id) {
         return db.sql(TaskSql.RETRY).bind("id", id).map(TaskStore::toTask).one()
+                .doOnNext(task -> events.appended())
                 .switchIfEmpty(Mono.defer(() -> explainRefusal(id, "retried")));
     }
 

@@ -1,0 +1,251 @@
+package dev.tasklane.events;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import io.r2dbc.spi.Readable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.context.SmartLifecycle;
+import org.springframework.r2dbc.core.DatabaseClient;
+import org.springframework.stereotype.Component;
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
+
+/**
+ * The durable event log and this replica's one reader of it.
+ *
+ * <p>Event ids come from a sequence in insert order but become visible in commit order: a reader
+ * that has seen 105 may find 104 later. So the reader hands out events only up to a horizon below
+ * which nothing can still appear. Every statement that appends an event already owns a
+ * transaction id when it takes the event id (it writes the task row first). Reading the sequence's
+ * last value L and then, in a later statement, the snapshot's xmax X: every transaction that took
+ * an id up to L started before X. Once a snapshot's xmin reaches X, all of them have ended, and
+ * every event up to L is in the table or never will be. Each round reads L and a snapshot, and
+ * pairs each earlier L with this round's X.
+ *
+ * <p>The reader runs when this replica appended events, when another replica says so by NOTIFY,
+ * and every {@link #POLL} while anyone is subscribed. What it reads becomes one shared hot stream.
+ * The cost of the rule: a transaction that stays open anywhere on the server holds the horizon
+ * back while it runs.
+ */
+@Component
+public final class EventLog implements SmartLifecycle {
+
+    /** Events were appended on some replica; payload empty. */
+    public static final String EVENTS_CHANNEL = "tasklane_events";
+
+    private static final Logger log = LoggerFactory.getLogger(EventLog.class);
+    private static final Duration POLL = Duration.ofMillis(250);
+    private static final int PAGE = 500;
+
+    /** An id read from the sequence, waiting for a snapshot that proves it final. */
+    private record Pending(long lastId, long xmax) {
+    }
+
+    private static final long UNPAIRED = Long.MAX_VALUE;
+
+    private final DatabaseClient db;
+    private final NotificationListener listener;
+    private final Sinks.Many<TaskEvent> hot = Sinks.many().multicast().directBestEffort();
+    private final Sinks.Many<Boolean> triggers = Sinks.many().multicast().directBestEffort();
+    private final AtomicInteger subscribers = new AtomicInteger();
+    // Confined to the reader's pipeline (one round at a time); volatile for readers of the horizon.
+    private final Deque<Pending> pending = new ArrayDeque<>();
+    private volatile long delivered = -1;
+    private long lastSeen = -1;
+    private volatile boolean notifyPending;
+    private volatile Disposable loop;
+
+    EventLog(DatabaseClient db, NotificationListener listener) {
+        this.db = db;
+        this.listener = listener;
+    }
+
+    /** Every event from now on, in id order, as this replica's reader delivers them. */
+    public Flux<TaskEvent> live() {
+        return hot.asFlux()
+                .doOnSubscribe(s -> subscribers.incrementAndGet())
+                .doFinally(s -> subscribers.decrementAndGet());
+    }
+
+    /** The id up to which every event has been delivered on {@link #live()}; -1 before the first round. */
+    public long delivered() {
+        return delivered;
+    }
+
+    /** Waits until the reader has established a horizon (it has after its first rounds). */
+    public Mono<Long> horizon() {
+        return Mono.defer(() -> delivered >= 0 ? Mono.just(delivered)
+                : Mono.delay(Duration.ofMillis(10)).then(horizon()));
+    }
+
+    /**
+     * Call after appending events: wakes this reader at once and the others by NOTIFY, at most
+     * one in flight per replica (a second wake-up in the meantime is covered by the reader's
+     * rounds, which go on until nothing new is left).
+     */
+    public void appended() {
+        trigger();
+        if (!notifyPending) {
+            notifyPending = true;
+            listener.send(EVENTS_CHANNEL, List.of(""))
+                    .doFinally(s -> notifyPending = false)
+                    .subscribe();
+        }
+    }
+
+    /** Events in (after, upTo], in id order, read from the table a page at a time. */
+    public Flux<TaskEvent> range(long after, long upTo) {
+        if (after >= upTo) {
+            return Flux.empty();
+        }
+        return page(EventSql.RANGE, after, upTo, -1)
+                .expand(events -> events.size() < PAGE ? Mono.empty()
+                        : page(EventSql.RANGE, events.get(events.size() - 1).id(), upTo, -1))
+                .flatMapIterable(events -> events);
+    }
+
+    /** One task's events after {@code after}, in id order, from the table. */
+    public Flux<TaskEvent> ofTask(long taskId, long after) {
+        return page(EventSql.OF_TASK, after, Long.MAX_VALUE, taskId)
+                .expand(events -> events.size() < PAGE ? Mono.empty()
+                        : page(EventSql.OF_TASK, events.get(events.size() - 1).id(), Long.MAX_VALUE, taskId))
+                .flatMapIterable(events -> events);
+    }
+
+    /** The id of a task's last event; 0 when it has none. */
+    public Mono<Long> lastOfTask(long taskId) {
+        return db.sql(EventSql.LAST_OF_TASK).bind("taskId", taskId)
+                .map(row -> {
+                    Long id = row.get("last_id", Long.class);
+                    return id == null ? 0L : id;
+                })
+                .one()
+                .defaultIfEmpty(0L);
+    }
+
+    /** How many subscribers the live stream has now. */
+    public int subscribers() {
+        return subscribers.get();
+    }
+
+    private Mono<List<TaskEvent>> page(String sql, long after, long upTo, long taskId) {
+        DatabaseClient.GenericExecuteSpec spec = db.sql(sql).bind("after", after).bind("limit", PAGE);
+        spec = sql.equals(EventSql.OF_TASK) ? spec.bind("taskId", taskId) : spec.bind("upTo", upTo);
+        return spec.map(EventLog::toEvent).all().collectList();
+    }
+
+    private void trigger() {
+        triggers.emitNext(true, Sinks.EmitFailureHandler.busyLooping(Duration.ofMillis(50)));
+    }
+
+    /**
+     * One round: reads the sequence and a snapshot, pairs the id read last round with this
+     * snapshot's xmax, delivers every event proven final. Emits whether another round is needed
+     * right away (an id still waits for its pairing snapshot, or this round delivered something).
+     */
+    private Mono<Boolean> round() {
+        return db.sql(EventSql.HORIZON)
+                .map(row -> new long[] {
+                        Objects.requireNonNull(row.get("last_id", Long.class)),
+                        Objects.requireNonNull(row.get("xmin", Long.class)),
+                        Objects.requireNonNull(row.get("xmax", Long.class))})
+                .one()
+                .flatMap(horizon -> {
+                    long lastId = horizon[0];
+                    long xmin = horizon[1];
+                    long xmax = horizon[2];
+                    Pending newest = pending.peekLast();
+                    if (newest != null && newest.xmax() == UNPAIRED) {
+                        pending.pollLast();
+                        pending.addLast(new Pending(newest.lastId(), xmax));
+                    }
+                    long safe = -1;
+                    while (!pending.isEmpty() && pending.peekFirst().xmax() <= xmin) {
+                        safe = pending.pollFirst().lastId();
+                    }
+                    if (lastId > lastSeen) {
+                        lastSeen = lastId;
+                        pending.addLast(new Pending(lastId, UNPAIRED));
+                    }
+                    boolean unpaired = !pending.isEmpty() && pending.peekLast().xmax() == UNPAIRED;
+                    if (safe < 0 || safe <= delivered) {
+                        return Mono.just(unpaired);
+                    }
+                    if (delivered < 0) {
+                        delivered = safe; // the live stream starts here
+                        return Mono.just(unpaired);
+                    }
+                    long from = delivered;
+                    long upTo = safe;
+                    return range(from, upTo)
+                            .doOnNext(event -> hot.emitNext(event, Sinks.EmitFailureHandler.busyLooping(Duration.ofMillis(50))))
+                            .then(Mono.fromRunnable(() -> delivered = upTo))
+                            .thenReturn(true);
+                });
+    }
+
+    @Override
+    public void start() {
+        pending.clear();
+        delivered = -1;
+        lastSeen = -1;
+        Flux<Boolean> wakes = Flux.merge(
+                Flux.just(true, true),
+                triggers.asFlux(),
+                listener.notifications(EVENTS_CHANNEL).map(n -> true),
+                listener.connected(),
+                Flux.interval(POLL).filter(tick -> subscribers.get() > 0 || delivered < 0 || !pending.isEmpty())
+                        .map(tick -> true));
+        loop = wakes
+                .onBackpressureLatest()
+                .concatMap(wake -> round()
+                        .expand(again -> again ? round() : Mono.empty())
+                        .then()
+                        .onErrorResume(e -> {
+                            log.warn("Reading the event log failed: {}", e.toString());
+                            return Mono.empty();
+                        }), 1)
+                .subscribe();
+    }
+
+    @Override
+    public void stop() {
+        Disposable running = loop;
+        if (running != null) {
+            running.dispose();
+        }
+        loop = null;
+    }
+
+    @Override
+    public boolean isRunning() {
+        return loop != null;
+    }
+
+    @Override
+    public int getPhase() {
+        return SmartLifecycle.DEFAULT_PHASE - 2048;
+    }
+
+    static TaskEvent toEvent(Readable row) {
+        return new TaskEvent(
+                Objects.requireNonNull(row.get("id", Long.class)),
+                Objects.requireNonNull(row.get("task_id", Long.class)),
+                Objects.requireNonNull(row.get("queue", String.class)),
+                Objects.requireNonNull(row.get("task_type", String.class)),
+                Objects.requireNonNull(row.get("name", String.class)),
+                Objects.requireNonNull(row.get("state", String.class)),
+                Objects.requireNonNull(row.get("attempt", Integer.class)),
+                Objects.requireNonNull(row.get("at", Instant.class)),
+                Objects.requireNonNullElse(row.get("detail", String.class), "{}"));
+    }
+}

@@ -1,0 +1,217 @@
+package dev.tasklane.events;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import dev.tasklane.testsupport.SseClient;
+import dev.tasklane.testsupport.Sql;
+import dev.tasklane.testsupport.TaskFixtures;
+import dev.tasklane.testsupport.Tasks;
+import dev.tasklane.testsupport.TestDatabase;
+import dev.tasklane.testsupport.WorkerIntegrationTest;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.core.ParameterizedTypeReference;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.codec.ServerSentEvent;
+import org.springframework.web.reactive.function.client.WebClient;
+import reactor.core.Disposable;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+final class EventStreamIntegrationTests extends WorkerIntegrationTest {
+
+    private static final JsonMapper JSON = JsonMapper.builder().build();
+    private static final Duration PATIENT = Duration.ofSeconds(20);
+
+    @LocalServerPort
+    private int port;
+    private SseClient sse;
+    private Tasks tasks;
+
+    @BeforeEach
+    void setUp() {
+        sse = new SseClient(port);
+        tasks = new Tasks(api());
+    }
+
+    @Test
+    void aTasksStreamShowsItsWholeLifeAndEndsWhenItIsDone() {
+        long id = tasks.enqueue("wk-basic", "{\"type\": \"sleep\", \"payload\": {\"durationMs\": 1000, \"steps\": 10}}")
+                .get("id").longValue();
+        List<SseClient.Event> events = sse.events("/api/v1/tasks/" + id + "/events", null).collectList().block(PATIENT);
+        List<String> names = events.stream().map(SseClient.Event::event).toList();
+        List<String> expected = new ArrayList<>(List.of("queued", "running"));
+        for (int i = 0; i < 10; i++) {
+            expected.add("progress");
+        }
+        expected.add("succeeded");
+        assertThat(names).isEqualTo(expected);
+        List<Integer> percents = events.stream().filter(e -> e.event().equals("progress"))
+                .map(e -> data(e).get("percent").intValue()).toList();
+        assertThat(percents).containsExactly(10, 20, 30, 40, 50, 60, 70, 80, 90, 100);
+        assertContract(events, id);
+        JsonNode succeeded = data(events.get(events.size() - 1));
+        assertThat(succeeded.get("result").get("sleptMs").intValue()).isEqualTo(1000);
+        assertThat(data(events.get(1)).get("workerId").stringValue()).isNotEmpty();
+        assertThat(data(events.get(0)).has("runAt")).isTrue();
+        assertThat(data(events.get(2)).get("message").stringValue()).isEqualTo("step 1/10");
+    }
+
+    @Test
+    void aFinishedTasksStreamReplaysItsHistoryThenEnds() {
+        long id = tasks.enqueue("wk-basic", "{\"type\": \"noop\"}").get("id").longValue();
+        tasks.awaitState(id, "succeeded", PATIENT);
+        List<SseClient.Event> events = sse.events("/api/v1/tasks/" + id + "/events", null).collectList().block(PATIENT);
+        assertThat(events).extracting(SseClient.Event::event).containsExactly("queued", "running", "succeeded");
+        assertThat(sse.status("/api/v1/tasks/" + id + "/events", events.get(2).id())).isEqualTo(204);
+    }
+
+    @Test
+    void resumingWithLastEventIdSendsTheRestExactlyOnce() {
+        long id = tasks.enqueue("wk-basic", "{\"type\": \"sleep\", \"payload\": {\"durationMs\": 1500, \"steps\": 6}}")
+                .get("id").longValue();
+        List<SseClient.Event> first = SseClient.take(sse.events("/api/v1/tasks/" + id + "/events", null), 3, PATIENT);
+        List<SseClient.Event> rest = sse.events("/api/v1/tasks/" + id + "/events", first.get(2).id())
+                .collectList().block(PATIENT);
+        List<SseClient.Event> all = new ArrayList<>(first);
+        all.addAll(rest);
+        assertThat(all).extracting(SseClient.Event::event)
+                .containsExactly("queued", "running", "progress", "progress", "progress", "progress", "progress",
+                        "progress", "succeeded");
+        assertContract(all, id);
+        // the query parameter does what the header does
+        List<SseClient.Event> viaParameter = sse.events("/api/v1/tasks/" + id + "/events?lastEventId=" + first.get(0).id(),
+                null).collectList().block(PATIENT);
+        assertThat(viaParameter).hasSize(all.size() - 1);
+    }
+
+    @Test
+    void theStreamsRefuseUnknownTasksAndBadCursors() {
+        assertThat(sse.status("/api/v1/tasks/987654321/events", null)).isEqualTo(404);
+        assertThat(sse.status("/api/v1/tasks/1/events", "abc")).isEqualTo(400);
+        assertThat(sse.status("/api/v1/events?lastEventId=x1", null)).isEqualTo(400);
+        assertThat(sse.status("/api/v1/events?events=exploded", null)).isEqualTo(422);
+    }
+
+    @Test
+    void theEventStreamsTakeTheTokenAsAQueryParameter() {
+        long id = tasks.enqueue("wk-basic", "{\"type\": \"noop\"}").get("id").longValue();
+        tasks.awaitState(id, "succeeded", PATIENT);
+        WebClient anonymous = WebClient.create("http://127.0.0.1:" + port);
+        int withToken = anonymous.get().uri("/api/v1/tasks/" + id + "/events?access_token=" + TOKEN)
+                .exchangeToMono(r -> r.releaseBody().thenReturn(r.statusCode().value())).block(PATIENT);
+        int without = anonymous.get().uri("/api/v1/tasks/" + id + "/events")
+                .exchangeToMono(r -> r.releaseBody().thenReturn(r.statusCode().value())).block(PATIENT);
+        assertThat(withToken).isEqualTo(200);
+        assertThat(without).isEqualTo(401);
+    }
+
+    @Test
+    void theAllEventsStreamFiltersByQueueAndEventName() {
+        String queue = TaskFixtures.uniqueQueue("filtered");
+        List<SseClient.Event> received = new CopyOnWriteArrayList<>();
+        Disposable subscription = sse.events("/api/v1/events?queue=" + queue + "&events=queued,cancelled", null)
+                .subscribe(received::add);
+        try {
+            awaitSubscribed();
+            long id = tasks.enqueue(queue, "{\"type\": \"external\"}").get("id").longValue();
+            tasks.enqueue("wk-basic", "{\"type\": \"noop\"}");
+            tasks.post("/api/v1/tasks/" + id + "/cancel", 200);
+            await().atMost(PATIENT).until(() -> received.size() >= 2);
+            assertThat(received).extracting(SseClient.Event::event).containsExactly("queued", "cancelled");
+            assertThat(received).allSatisfy(e -> assertThat(data(e).get("queue").stringValue()).isEqualTo(queue));
+        } finally {
+            subscription.dispose();
+        }
+    }
+
+    @Test
+    void eventsCommittedOutOfIdOrderAreDeliveredInIdOrderWithNothingLost() throws Exception {
+        String queue = TaskFixtures.uniqueQueue("out-of-order");
+        long first = tasks.enqueue(queue, "{\"type\": \"external\"}").get("id").longValue();
+        long second = tasks.enqueue(queue, "{\"type\": \"external\"}").get("id").longValue();
+        List<SseClient.Event> received = new CopyOnWriteArrayList<>();
+        Disposable subscription = sse.events("/api/v1/events?queue=" + queue, null).subscribe(received::add);
+        try {
+            awaitSubscribed();
+            try (Connection slow = TestDatabase.get().connect(); Connection fast = TestDatabase.get().connect()) {
+                slow.setAutoCommit(false);
+                long slowEvent = appendProgress(slow, first);   // takes the smaller id, commits last
+                long fastEvent = appendProgress(fast, second);  // autocommit: visible at once
+                assertThat(fastEvent).isGreaterThan(slowEvent);
+                Thread.sleep(1000); // the reader runs several rounds meanwhile
+                assertThat(received).as("nothing after an id that is still in flight").isEmpty();
+                slow.commit();
+                await().atMost(PATIENT).until(() -> received.size() >= 2);
+                assertThat(received).extracting(SseClient.Event::id)
+                        .containsExactly(Long.toString(slowEvent), Long.toString(fastEvent));
+            }
+        } finally {
+            subscription.dispose();
+        }
+    }
+
+    @Test
+    void webClientsServerSentEventDecoderReadsTheStreamToo() {
+        long id = tasks.enqueue("wk-basic", "{\"type\": \"noop\"}").get("id").longValue();
+        List<ServerSentEvent<String>> events = WebClient.builder().baseUrl("http://127.0.0.1:" + port)
+                .defaultHeader(HttpHeaders.AUTHORIZATION, "Bearer " + TOKEN).build()
+                .get().uri("/api/v1/tasks/" + id + "/events").retrieve()
+                .bodyToFlux(new ParameterizedTypeReference<ServerSentEvent<String>>() { })
+                .collectList().block(PATIENT);
+        assertThat(events).extracting(ServerSentEvent::event).containsExactly("queued", "running", "succeeded");
+        assertThat(events).allSatisfy(e -> assertThat(JSON.readTree(e.data()).get("eventId").asString()).isEqualTo(e.id()));
+    }
+
+    /** Every frame as the contract has it: id equals data.eventId, ids rise, the data names the task. */
+    private static void assertContract(List<SseClient.Event> events, long taskId) {
+        long previous = 0;
+        for (SseClient.Event event : events) {
+            JsonNode data = data(event);
+            assertThat(event.id()).isEqualTo(Long.toString(data.get("eventId").longValue()));
+            assertThat(data.get("eventId").longValue()).isGreaterThan(previous);
+            previous = data.get("eventId").longValue();
+            assertThat(data.get("taskId").longValue()).isEqualTo(taskId);
+            for (String field : List.of("queue", "type", "state", "attempt", "at")) {
+                assertThat(data.has(field)).as(field).isTrue();
+            }
+        }
+    }
+
+    private static JsonNode data(SseClient.Event event) {
+        return JSON.readTree(event.data());
+    }
+
+    /** What a task transition does in one statement: lock the task row, then append its event. */
+    private static long appendProgress(Connection connection, long taskId) throws Exception {
+        try (PreparedStatement statement = connection.prepareStatement("""
+                WITH changed AS (UPDATE task SET progress_percent = 1 WHERE id = ? RETURNING *)
+                INSERT INTO task_event (task_id, queue, task_type, name, state, attempt, detail)
+                SELECT id, queue, type, 'progress', state, attempt, '{"percent": 1, "message": null}' FROM changed
+                RETURNING id""")) {
+            statement.setLong(1, taskId);
+            try (ResultSet rows = statement.executeQuery()) {
+                rows.next();
+                return rows.getLong(1);
+            }
+        }
+    }
+
+    private static void awaitSubscribed() {
+        try {
+            Thread.sleep(500); // the subscription is established over HTTP; nothing to observe from here
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
