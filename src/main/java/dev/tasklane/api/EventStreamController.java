@@ -36,6 +36,7 @@ import tools.jackson.databind.node.ObjectNode;
 class EventStreamController {
 
     private static final Duration KEEP_ALIVE = Duration.ofSeconds(15);
+    private static final String END_OF_STREAM = "";
     private static final Set<String> EVENT_NAMES = Set.of("queued", "running", "progress", "succeeded", "failed",
             "cancelled");
 
@@ -85,9 +86,11 @@ class EventStreamController {
      * {@code data: ...}), one flush each; idle streams get a comment line every 15 seconds.
      */
     private ResponseEntity<Flux<DataBuffer>> stream(Flux<TaskEvent> events) {
-        Flux<String> frames = events.map(this::frame);
+        // The end of the events is marked in-band so that the keep-alive ticks stop with it.
+        Flux<String> frames = events.map(this::frame).concatWith(Mono.just(END_OF_STREAM));
         Flux<String> keepAlive = Flux.interval(KEEP_ALIVE, KEEP_ALIVE).map(tick -> ": keep-alive\n\n");
-        Flux<DataBuffer> body = frames.publish(shared -> Flux.merge(shared, keepAlive.takeUntilOther(shared.then())))
+        Flux<DataBuffer> body = Flux.merge(frames, keepAlive)
+                .takeWhile(text -> !END_OF_STREAM.equals(text))
                 .takeUntilOther(workers.draining()) // a draining replica closes its streams; clients reconnect elsewhere
                 .map(text -> buffers.wrap(text.getBytes(StandardCharsets.UTF_8)));
         return ResponseEntity.ok()

@@ -9,6 +9,7 @@ import java.util.Objects;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.r2dbc.spi.Readable;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.context.SmartLifecycle;
@@ -26,10 +27,11 @@ import reactor.core.publisher.Sinks;
  * that has seen 105 may find 104 later. So the reader hands out events only up to a horizon below
  * which nothing can still appear. Every statement that appends an event already owns a
  * transaction id when it takes the event id (it writes the task row first). Reading the sequence's
- * last value L and then, in a later statement, the snapshot's xmax X: every transaction that took
- * an id up to L started before X. Once a snapshot's xmin reaches X, all of them have ended, and
- * every event up to L is in the table or never will be. Each round reads L and a snapshot, and
- * pairs each earlier L with this round's X.
+ * last value L and then, in a later statement, a bound B above every transaction id assigned so
+ * far (the snapshot's xmax, or above every running transaction's id if higher): every transaction
+ * that took an event id up to L has a transaction id below B. Once a snapshot's xmin reaches B, all
+ * of them have ended, and every event up to L is in the table or never will be. Each round reads
+ * L, B and xmin, and pairs the previous round's L with this round's B.
  *
  * <p>The reader runs when this replica appended events, when another replica says so by NOTIFY,
  * and every {@link #POLL} while anyone is subscribed. What it reads becomes one shared hot stream.
@@ -47,20 +49,21 @@ public final class EventLog implements SmartLifecycle {
     private static final int PAGE = 500;
 
     /** An id read from the sequence, waiting for a snapshot that proves it final. */
-    private record Pending(long lastId, long xmax) {
+    private record Pending(long lastId, long bound) {
     }
 
     private static final long UNPAIRED = Long.MAX_VALUE;
 
     private final DatabaseClient db;
     private final NotificationListener listener;
-    private final Sinks.Many<TaskEvent> hot = Sinks.many().multicast().directBestEffort();
+    private final Sinks.Many<LiveEvent> hot = Sinks.many().multicast().directBestEffort();
     private final Sinks.Many<Boolean> triggers = Sinks.many().multicast().directBestEffort();
     private final AtomicInteger subscribers = new AtomicInteger();
     // Confined to the reader's pipeline (one round at a time); volatile for readers of the horizon.
     private final Deque<Pending> pending = new ArrayDeque<>();
     private volatile long delivered = -1;
     private long lastSeen = -1;
+    private long lastEmitted = -1;
     private volatile boolean notifyPending;
     private volatile Disposable loop;
 
@@ -69,8 +72,12 @@ public final class EventLog implements SmartLifecycle {
         this.listener = listener;
     }
 
-    /** Every event from now on, in id order, as this replica's reader delivers them. */
-    public Flux<TaskEvent> live() {
+    /**
+     * Every event from now on, in id order, as this replica's reader delivers them. A subscriber
+     * without demand misses events (the stream never waits for anyone); {@link LiveEvent#previousId()}
+     * lets it notice.
+     */
+    public Flux<LiveEvent> live() {
         return hot.asFlux()
                 .doOnSubscribe(s -> subscribers.incrementAndGet())
                 .doFinally(s -> subscribers.decrementAndGet());
@@ -157,40 +164,68 @@ public final class EventLog implements SmartLifecycle {
                 .map(row -> new long[] {
                         Objects.requireNonNull(row.get("last_id", Long.class)),
                         Objects.requireNonNull(row.get("xmin", Long.class)),
-                        Objects.requireNonNull(row.get("xmax", Long.class))})
+                        bound(Objects.requireNonNull(row.get("xmax", Long.class)), row.get("running", Long[].class))})
                 .one()
                 .flatMap(horizon -> {
                     long lastId = horizon[0];
                     long xmin = horizon[1];
-                    long xmax = horizon[2];
+                    long bound = horizon[2];
                     Pending newest = pending.peekLast();
-                    if (newest != null && newest.xmax() == UNPAIRED) {
+                    if (newest != null && newest.bound() == UNPAIRED) {
                         pending.pollLast();
-                        pending.addLast(new Pending(newest.lastId(), xmax));
+                        pending.addLast(new Pending(newest.lastId(), bound));
                     }
                     long safe = -1;
-                    while (!pending.isEmpty() && pending.peekFirst().xmax() <= xmin) {
+                    while (!pending.isEmpty() && pending.peekFirst().bound() <= xmin) {
                         safe = pending.pollFirst().lastId();
                     }
                     if (lastId > lastSeen) {
                         lastSeen = lastId;
                         pending.addLast(new Pending(lastId, UNPAIRED));
                     }
-                    boolean unpaired = !pending.isEmpty() && pending.peekLast().xmax() == UNPAIRED;
+                    boolean unpaired = !pending.isEmpty() && pending.peekLast().bound() == UNPAIRED;
                     if (safe < 0 || safe <= delivered) {
                         return Mono.just(unpaired);
                     }
                     if (delivered < 0) {
                         delivered = safe; // the live stream starts here
+                        lastEmitted = safe;
                         return Mono.just(unpaired);
                     }
                     long from = delivered;
                     long upTo = safe;
                     return range(from, upTo)
-                            .doOnNext(event -> hot.emitNext(event, Sinks.EmitFailureHandler.busyLooping(Duration.ofMillis(50))))
+                            .doOnNext(event -> {
+                                hot.emitNext(new LiveEvent(event, lastEmitted),
+                                        Sinks.EmitFailureHandler.busyLooping(Duration.ofMillis(50)));
+                                lastEmitted = event.id();
+                            })
                             .then(Mono.fromRunnable(() -> delivered = upTo))
                             .thenReturn(true);
                 });
+    }
+
+    /**
+     * Above every transaction id assigned so far: the snapshot's xmax, or one above the highest
+     * running id if that is higher. The running ids are 32-bit; they are placed in xmax's epoch.
+     */
+    static long bound(long xmax, Long @Nullable [] running) {
+        long bound = xmax;
+        if (running != null) {
+            for (Long xid : running) {
+                if (xid == null) {
+                    continue;
+                }
+                long full = (xmax & ~0xFFFF_FFFFL) | xid;
+                if (full - xmax > (1L << 31)) {
+                    full -= 1L << 32;
+                } else if (xmax - full > (1L << 31)) {
+                    full += 1L << 32;
+                }
+                bound = Math.max(bound, full + 1);
+            }
+        }
+        return bound;
     }
 
     @Override

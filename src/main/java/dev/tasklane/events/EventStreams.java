@@ -71,8 +71,10 @@ public final class EventStreams {
 
     /**
      * Replays from the table, then follows the live stream. The live stream is subscribed (and
-     * buffers) before the replay starts, so an event delivered while the replay runs is not
-     * missed; ids at or below what was already sent are dropped, so none is sent twice.
+     * buffers) before the replay reads the horizon, so an event delivered while the replay runs
+     * is not missed; ids at or below what was already sent are dropped, so none is sent twice.
+     * A break in the live stream's chain of ids (this subscriber had no demand, or its buffer
+     * overflowed) sends it back to the table from the last event it sent.
      *
      * @param after the cursor; below zero means "from now on"
      * @param replay events after a cursor, up to the reader's horizon at that moment
@@ -81,24 +83,55 @@ public final class EventStreams {
                                            BiFunction<Long, Long, Flux<TaskEvent>> replay) {
         return Flux.defer(() -> {
             AtomicLong lastSent = new AtomicLong(after);
+            AtomicLong lastLive = new AtomicLong(NONE);
+            AtomicLong horizonUsed = new AtomicLong(NONE);
             Sinks.One<Boolean> liveSubscribed = Sinks.one();
-            Flux<TaskEvent> live = log.live().filter(filter)
+            Flux<LiveEvent> live = log.live()
                     .onBackpressureBuffer(LIVE_BUFFER, dropped -> { }, BufferOverflowStrategy.ERROR)
                     .doOnSubscribe(s -> liveSubscribed.tryEmitValue(true));
-            Flux<TaskEvent> history = log.horizon().flatMapMany(horizon -> {
+            Flux<LiveEvent> history = log.horizon().flatMapMany(horizon -> {
+                horizonUsed.set(horizon);
                 if (lastSent.get() < 0) {
                     lastSent.set(horizon);
                     return Flux.<TaskEvent>empty();
                 }
                 return replay.apply(lastSent.get(), horizon);
-            }).delaySubscription(liveSubscribed.asMono());
+            }).map(event -> new LiveEvent(event, LiveEvent.REPLAYED)).delaySubscription(liveSubscribed.asMono());
             return Flux.mergeSequential(history, live)
-                    .filter(e -> e.id() > lastSent.get())
-                    .doOnNext(e -> lastSent.set(e.id()))
-                    .onErrorResume(Exceptions::isOverflow, overflow -> {
+                    .<TaskEvent>handle((item, sink) -> {
+                        if (item.previousId() != LiveEvent.REPLAYED) {
+                            long expected = lastLive.get();
+                            boolean broken = expected == NONE
+                                    ? item.previousId() > Math.max(horizonUsed.get(), lastSent.get())
+                                    : item.previousId() != expected;
+                            if (broken) {
+                                sink.error(new MissedLiveEvents());
+                                return;
+                            }
+                            lastLive.set(item.event().id());
+                            if (!filter.test(item.event())) {
+                                return;
+                            }
+                        }
+                        if (item.event().id() > lastSent.get()) {
+                            lastSent.set(item.event().id());
+                            sink.next(item.event());
+                        }
+                    })
+                    .onErrorResume(e -> Exceptions.isOverflow(e) || e instanceof MissedLiveEvents, missed -> {
                         catchups.increment();
                         return replayThenLive(lastSent.get(), filter, replay);
                     });
         });
+    }
+
+    private static final long NONE = Long.MIN_VALUE;
+
+    /** The live stream skipped events for this subscriber. */
+    private static final class MissedLiveEvents extends RuntimeException {
+
+        MissedLiveEvents() {
+            super("missed live events", null, false, false);
+        }
     }
 }

@@ -13,5 +13,9 @@ public final class KnownShortLocks implements BlockHoundIntegration {
     public void applyTo(BlockHound.Builder builder) {
         builder.allowBlockingCallsInside("tools.jackson.databind.deser.DeserializerCache",
                 "_createAndCacheValueDeserializer");
+        // Netty 4.2's adaptive allocator takes a StampedLock when it grows or frees a magazine.
+        builder.allowBlockingCallsInside("io.netty.buffer.AdaptivePoolingAllocator$MagazineGroup", "tryExpandMagazines");
+        builder.allowBlockingCallsInside("io.netty.buffer.AdaptivePoolingAllocator$Magazine", "free");
+        builder.allowBlockingCallsInside("io.netty.buffer.AdaptivePoolingAllocator$Magazine", "tryAllocate");
     }
 }

@@ -1,0 +1,177 @@
+package dev.tasklane.events;
+
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+
+import dev.tasklane.testsupport.IntegrationTest;
+import dev.tasklane.testsupport.Replicas;
+import dev.tasklane.testsupport.SseClient;
+import dev.tasklane.testsupport.Sql;
+import dev.tasklane.testsupport.TaskFixtures;
+import dev.tasklane.testsupport.Tasks;
+import dev.tasklane.testsupport.TcpProxy;
+import dev.tasklane.testsupport.TestDatabase;
+import io.micrometer.core.instrument.MeterRegistry;
+import org.junit.jupiter.api.Test;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.MediaType;
+import org.springframework.test.web.reactive.server.WebTestClient;
+import reactor.core.Disposable;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/** Event streams across whole replicas: fan-out between them, slow subscribers, a database outage. */
+final class EventReplicaIntegrationTests {
+
+    @Test
+    void anEventCausedOnOneReplicaReachesSubscribersOnAnother() {
+        String queue = TaskFixtures.uniqueQueue("fan-out");
+        try (ConfigurableApplicationContext a = Replicas.start(queue + ":2", Map.of());
+             ConfigurableApplicationContext b = Replicas.start("", Map.of())) {
+            SseClient onB = new SseClient(Replicas.port(b));
+            List<SseClient.Event> all = new CopyOnWriteArrayList<>();
+            Disposable subscription = onB.events("/api/v1/events?queue=" + queue, null).subscribe(all::add);
+            try {
+                pause();
+                long id = new Tasks(client(a)).enqueue(queue, "{\"type\": \"noop\"}").get("id").longValue();
+                List<SseClient.Event> ofTask = onB.events("/api/v1/tasks/" + id + "/events", null)
+                        .collectList().block(Duration.ofSeconds(20));
+                assertThat(ofTask).extracting(SseClient.Event::event).containsExactly("queued", "running", "succeeded");
+                await().atMost(Duration.ofSeconds(10)).until(() -> all.size() >= 3);
+                assertThat(all).extracting(SseClient.Event::event).containsExactly("queued", "running", "succeeded");
+            } finally {
+                subscription.dispose();
+            }
+        }
+    }
+
+    @Test
+    void subscribersThatNeverReadSlowNothingAndAreCaughtUpFromTheTable() throws Exception {
+        String queue = TaskFixtures.uniqueQueue("slow-readers");
+        try (ConfigurableApplicationContext replica = Replicas.start(queue + ":32", Map.of())) {
+            int port = Replicas.port(replica);
+            List<Socket> stalled = new ArrayList<>();
+            for (int i = 0; i < 20; i++) {
+                stalled.add(stalledSubscriber(port));
+            }
+            List<SseClient.Event> reader = new CopyOnWriteArrayList<>();
+            Disposable subscription = new SseClient(port).events("/api/v1/events?queue=" + queue, null)
+                    .subscribe(reader::add);
+            try {
+                pause();
+                WebTestClient client = client(replica);
+                String batch = IntStream.range(0, 1000).mapToObj(i -> "{\"type\": \"noop\", \"payload\": {\"pad\": \""
+                        + "x".repeat(200) + "\"}}").collect(Collectors.joining(",", "{\"tasks\": [", "]}"));
+                long started = System.nanoTime();
+                for (int i = 0; i < 5; i++) {
+                    client.post().uri("/api/v1/queues/" + queue + "/tasks/batch").contentType(MediaType.APPLICATION_JSON)
+                            .bodyValue(batch).exchange().expectStatus().isCreated().expectBody();
+                }
+                await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(250)).until(() -> Sql.column(
+                        "SELECT count(*) FROM task WHERE queue = ? AND state = 'succeeded'", queue).get(0).equals("5000"));
+                Duration burnDown = Duration.ofNanos(System.nanoTime() - started);
+                MeterRegistry meters = replica.getBean(MeterRegistry.class);
+                await().atMost(Duration.ofSeconds(60)).until(() -> reader.size() >= 15000);
+                List<Long> ids = reader.stream().map(e -> Long.parseLong(e.id())).toList();
+                assertThat(ids).doesNotHaveDuplicates().isSorted();
+                assertThat(ids).hasSize(15000);
+                assertThat(meters.get("tasklane.sse.subscribers").tag("stream", "queue").gauge().value()).isEqualTo(21);
+                assertThat(burnDown).isLessThan(Duration.ofSeconds(90));
+            } finally {
+                subscription.dispose();
+                for (Socket socket : stalled) {
+                    socket.close();
+                }
+            }
+        }
+    }
+
+    @Test
+    void aStreamLosesNothingThroughADatabaseOutage() throws Exception {
+        String queue = TaskFixtures.uniqueQueue("outage");
+        TestDatabase.Coordinates database = TestDatabase.get();
+        try (TcpProxy proxy = new TcpProxy(database.host(), database.port());
+             ConfigurableApplicationContext replica = Replicas.start("", Map.of(
+                     "spring.r2dbc.url", "r2dbc:postgresql://127.0.0.1:" + proxy.port() + "/" + database.database(),
+                     "spring.r2dbc.pool.max-acquire-time", "2s",
+                     "spring.r2dbc.pool.max-create-connection-time", "2s"))) {
+            List<SseClient.Event> received = new CopyOnWriteArrayList<>();
+            Disposable subscription = new SseClient(Replicas.port(replica)).events("/api/v1/events?queue=" + queue, null)
+                    .subscribe(received::add);
+            try {
+                pause();
+                // Writers elsewhere keep appending events while this replica cannot see the database.
+                for (int i = 0; i < 3; i++) {
+                    Sql.update("INSERT INTO task (queue, type) VALUES (?, 'x')", queue);
+                    insertQueuedEvents(queue);
+                }
+                proxy.cut();
+                for (int i = 0; i < 3; i++) {
+                    Sql.update("INSERT INTO task (queue, type) VALUES (?, 'x')", queue);
+                    insertQueuedEvents(queue);
+                }
+                Sql.column("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name ="
+                        + " 'tasklane-listener' AND datname = current_database()");
+                Thread.sleep(2000); // the outage itself
+                proxy.restore();
+                for (int i = 0; i < 3; i++) {
+                    Sql.update("INSERT INTO task (queue, type) VALUES (?, 'x')", queue);
+                    insertQueuedEvents(queue);
+                }
+                List<String> expected = Sql.column("SELECT e.id::text FROM task_event e WHERE e.queue = ? ORDER BY id", queue);
+                assertThat(expected).hasSize(9);
+                await().atMost(Duration.ofSeconds(30)).until(() -> received.size() >= 9);
+                assertThat(received).extracting(SseClient.Event::id).containsExactlyElementsOf(expected);
+            } finally {
+                subscription.dispose();
+            }
+        }
+    }
+
+    /** A task's queued event, written as the service writes it: the task row first. */
+    private static void insertQueuedEvents(String queue) {
+        Sql.update("""
+                WITH t AS (UPDATE task SET priority = priority WHERE queue = ? AND id NOT IN
+                           (SELECT task_id FROM task_event) RETURNING *)
+                INSERT INTO task_event (task_id, queue, task_type, name, state, attempt, detail)
+                SELECT id, queue, type, 'queued', state, attempt, '{"runAt": null, "error": null}' FROM t""", queue);
+    }
+
+    /** Opens the all-events stream on a socket with a tiny receive buffer and never reads from it. */
+    private static Socket stalledSubscriber(int port) throws Exception {
+        Socket socket = new Socket();
+        socket.setReceiveBufferSize(1024);
+        socket.connect(new InetSocketAddress("127.0.0.1", port));
+        OutputStream out = socket.getOutputStream();
+        out.write(("GET /api/v1/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n"
+                + "Authorization: Bearer " + IntegrationTest.TOKEN + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+        out.flush();
+        return socket;
+    }
+
+    private static void pause() {
+        try {
+            Thread.sleep(700); // let subscriptions settle over HTTP
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private static WebTestClient client(ConfigurableApplicationContext replica) {
+        return WebTestClient.bindToServer().baseUrl("http://127.0.0.1:" + Replicas.port(replica))
+                .defaultHeader(HttpHeaders.AUTHORIZATION, "Bearer " + IntegrationTest.TOKEN)
+                .responseTimeout(Duration.ofSeconds(30))
+                .codecs(c -> c.defaultCodecs().maxInMemorySize(32 * 1024 * 1024)).build();
+    }
+}
