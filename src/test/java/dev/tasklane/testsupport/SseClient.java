@@ -8,7 +8,10 @@ import java.util.List;
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.core.io.buffer.DataBufferUtils;
 import org.springframework.http.HttpHeaders;
+import org.springframework.http.client.reactive.ReactorClientHttpConnector;
 import org.springframework.web.reactive.function.client.WebClient;
+import reactor.netty.http.client.HttpClient;
+import reactor.netty.resources.ConnectionProvider;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -34,10 +37,14 @@ public final class SseClient {
     }
 
     private final WebClient client;
+    private final WebClient unpooled;
 
     public SseClient(int port) {
         this.client = WebClient.builder().baseUrl("http://127.0.0.1:" + port)
                 .defaultHeader(HttpHeaders.AUTHORIZATION, "Bearer " + IntegrationTest.TOKEN).build();
+        // A connection of its own per status check: a stream's connection is never reused by it.
+        this.unpooled = client.mutate().clientConnector(new ReactorClientHttpConnector(
+                HttpClient.create(ConnectionProvider.newConnection()))).build();
     }
 
     /** Opens the stream; {@code lastEventId} goes in the Last-Event-ID header when not null. */
@@ -60,7 +67,7 @@ public final class SseClient {
 
     /** The status of a request to a stream, without reading it. */
     public int status(String uri, String lastEventId) {
-        return client.get().uri(uri).headers(h -> {
+        return unpooled.get().uri(uri).headers(h -> {
                     if (lastEventId != null) {
                         h.set("Last-Event-ID", lastEventId);
                     }
