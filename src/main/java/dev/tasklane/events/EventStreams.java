@@ -40,6 +40,8 @@ public final class EventStreams {
                 .description("Open event streams of all tasks or one queue").register(meters);
         this.sent = Counter.builder("tasklane.sse.events.sent").description("Events sent to subscribers")
                 .register(meters);
+        Gauge.builder("tasklane.events.live.subscribers", log, EventLog::subscribers)
+                .description("Subscriptions to this replica's live event stream").register(meters);
         this.catchups = Counter.builder("tasklane.sse.catchups")
                 .description("Subscribers that fell behind and were caught up from the table").register(meters);
     }
