@@ -41,9 +41,6 @@ import reactor.core.publisher.Sinks;
 @Component
 public final class EventLog implements SmartLifecycle {
 
-    /** Events were appended on some replica; payload empty. */
-    public static final String EVENTS_CHANNEL = "tasklane_events";
-
     private static final Logger log = LoggerFactory.getLogger(EventLog.class);
     private static final Duration POLL = Duration.ofMillis(250);
     private static final int PAGE = 500;
@@ -103,7 +100,7 @@ public final class EventLog implements SmartLifecycle {
         trigger();
         if (!notifyPending) {
             notifyPending = true;
-            listener.send(EVENTS_CHANNEL, List.of(""))
+            listener.send(NotificationListener.EVENTS_CHANNEL, List.of(""))
                     .doFinally(s -> notifyPending = false)
                     .subscribe();
         }
@@ -236,7 +233,7 @@ public final class EventLog implements SmartLifecycle {
         Flux<Boolean> wakes = Flux.merge(
                 Flux.just(true, true),
                 triggers.asFlux(),
-                listener.notifications(EVENTS_CHANNEL).map(n -> true),
+                listener.notifications(NotificationListener.EVENTS_CHANNEL).map(n -> true),
                 listener.connected(),
                 Flux.interval(POLL).filter(tick -> subscribers.get() > 0 || delivered < 0 || !pending.isEmpty())
                         .map(tick -> true));

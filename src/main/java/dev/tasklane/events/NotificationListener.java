@@ -37,9 +37,11 @@ public final class NotificationListener implements SmartLifecycle {
     public static final String WAKE_CHANNEL = "tasklane_wake";
     /** A running task was cancelled; payload its id. */
     public static final String CANCEL_CHANNEL = "tasklane_cancel";
+    /** Events were appended on some replica; payload empty. */
+    public static final String EVENTS_CHANNEL = "tasklane_events";
 
     private static final Logger log = LoggerFactory.getLogger(NotificationListener.class);
-    private static final List<String> CHANNELS = List.of(WAKE_CHANNEL, CANCEL_CHANNEL);
+    private static final List<String> CHANNELS = List.of(WAKE_CHANNEL, CANCEL_CHANNEL, EVENTS_CHANNEL);
 
     private final ConnectionFactory connections;
     private final Sinks.Many<Notification> notifications = Sinks.many().multicast().directBestEffort();
