@@ -28,6 +28,7 @@ import org.springframework.validation.annotation.Validated;
  * @param http limits on the built-in {@code http} task type
  * @param listenUrl a direct R2DBC URL for LISTEN; derived from {@code spring.r2dbc.url} if unset
  * @param maintenance the loops any replica runs (lease rescue, registry clean-up, retention)
+ * @param events the event log reader
  */
 @Validated
 @ConfigurationProperties("tasklane")
@@ -41,7 +42,8 @@ public record TasklaneProperties(
         @DefaultValue("16777216") @Min(1024) @Max(Integer.MAX_VALUE) long maxRequestBytes,
         @DefaultValue @Valid Http http,
         @Nullable String listenUrl,
-        @DefaultValue @Valid Maintenance maintenance) {
+        @DefaultValue @Valid Maintenance maintenance,
+        @DefaultValue @Valid Events events) {
 
     /** @param tokens accepted bearer tokens; empty means one is generated at start */
     public record Api(@DefaultValue List<String> tokens) {
@@ -76,6 +78,10 @@ public record TasklaneProperties(
      */
     public record Retry(@DefaultValue("1s") @NotNull Duration baseDelay,
                         @DefaultValue("1h") @NotNull Duration maxDelay) {
+    }
+
+    /** @param pollInterval the reader's safety-net poll while anyone is subscribed (NOTIFY normally wakes it first) */
+    public record Events(@DefaultValue("250ms") @NotNull Duration pollInterval) {
     }
 
     /** @param enabled false only in tests that must not have other tests' rows rescued or pruned */

@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import dev.tasklane.config.TasklaneProperties;
 import io.r2dbc.spi.Readable;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -34,7 +35,7 @@ import reactor.core.publisher.Sinks;
  * L, B and xmin, and pairs the previous round's L with this round's B.
  *
  * <p>The reader runs when this replica appended events, when another replica says so by NOTIFY,
- * and every {@link #POLL} while anyone is subscribed. What it reads becomes one shared hot stream.
+ * and every poll interval while anyone is subscribed. What it reads becomes one shared hot stream.
  * The cost of the rule: a transaction that stays open anywhere on the server holds the horizon
  * back while it runs.
  */
@@ -42,7 +43,6 @@ import reactor.core.publisher.Sinks;
 public final class EventLog implements SmartLifecycle {
 
     private static final Logger log = LoggerFactory.getLogger(EventLog.class);
-    private static final Duration POLL = Duration.ofMillis(250);
     private static final int PAGE = 500;
 
     /** An id read from the sequence, waiting for a snapshot that proves it final. */
@@ -53,6 +53,7 @@ public final class EventLog implements SmartLifecycle {
 
     private final DatabaseClient db;
     private final NotificationListener listener;
+    private final Duration poll;
     private final Sinks.Many<LiveEvent> hot = Sinks.many().multicast().directBestEffort();
     private final Sinks.Many<Boolean> triggers = Sinks.many().multicast().directBestEffort();
     private final AtomicInteger subscribers = new AtomicInteger();
@@ -64,9 +65,10 @@ public final class EventLog implements SmartLifecycle {
     private volatile boolean notifyPending;
     private volatile Disposable loop;
 
-    EventLog(DatabaseClient db, NotificationListener listener) {
+    EventLog(DatabaseClient db, NotificationListener listener, TasklaneProperties properties) {
         this.db = db;
         this.listener = listener;
+        this.poll = properties.events().pollInterval();
     }
 
     /**
@@ -235,7 +237,7 @@ public final class EventLog implements SmartLifecycle {
                 triggers.asFlux(),
                 listener.notifications(NotificationListener.EVENTS_CHANNEL).map(n -> true),
                 listener.connected(),
-                Flux.interval(POLL).filter(tick -> subscribers.get() > 0 || delivered < 0 || !pending.isEmpty())
+                Flux.interval(poll).filter(tick -> subscribers.get() > 0 || delivered < 0 || !pending.isEmpty())
                         .map(tick -> true));
         loop = wakes
                 .onBackpressureLatest()
