@@ -25,6 +25,7 @@ import org.springframework.security.web.server.context.NoOpServerSecurityContext
 import org.springframework.security.web.server.util.matcher.PathPatternParserServerWebExchangeMatcher;
 import org.springframework.security.web.server.util.matcher.ServerWebExchangeMatcher;
 import org.springframework.security.web.server.util.matcher.ServerWebExchangeMatchers;
+import org.springframework.web.server.ServerWebExchange;
 import reactor.core.publisher.Mono;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -48,11 +49,14 @@ class SecurityConfig {
                     || exchange.getRequest().getQueryParams().containsKey("access_token");
             exchange.getResponse().getHeaders().set(HttpHeaders.WWW_AUTHENTICATE,
                     tokenSent ? "Bearer error=\"invalid_token\"" : "Bearer");
+            closeIfBodyUnread(exchange);
             return writeProblem(exchange.getResponse(), json, HttpStatus.UNAUTHORIZED, "Unauthorized",
                     tokenSent ? "The bearer token is not valid" : "This call needs Authorization: Bearer <token>");
         };
-        ServerAccessDeniedHandler forbidden = (exchange, e) -> writeProblem(exchange.getResponse(), json,
-                HttpStatus.FORBIDDEN, "Forbidden", "This endpoint is closed");
+        ServerAccessDeniedHandler forbidden = (exchange, e) -> {
+            closeIfBodyUnread(exchange);
+            return writeProblem(exchange.getResponse(), json, HttpStatus.FORBIDDEN, "Forbidden", "This endpoint is closed");
+        };
         return http
                 .csrf(ServerHttpSecurity.CsrfSpec::disable)
                 .httpBasic(ServerHttpSecurity.HttpBasicSpec::disable)
@@ -74,6 +78,17 @@ class SecurityConfig {
                         .authenticationEntryPoint(unauthorized)
                         .accessDeniedHandler(forbidden))
                 .build();
+    }
+
+    /**
+     * A refused request's body is never read, so the connection cannot carry another request:
+     * say so, rather than let a client send its next request into a closing connection.
+     */
+    private static void closeIfBodyUnread(ServerWebExchange exchange) {
+        HttpHeaders headers = exchange.getRequest().getHeaders();
+        if (headers.getContentLength() > 0 || headers.containsHeader(HttpHeaders.TRANSFER_ENCODING)) {
+            exchange.getResponse().getHeaders().set(HttpHeaders.CONNECTION, "close");
+        }
     }
 
     private static ServerAuthenticationConverter bearerTokens() {

@@ -193,6 +193,13 @@ public final class EventLog implements SmartLifecycle {
                     }
                     long from = delivered;
                     long upTo = safe;
+                    if (subscribers.get() == 0) {
+                        // Nobody follows the live stream: move the horizon without reading the rows.
+                        // Whoever subscribes later replays from the table up to the horizon.
+                        lastEmitted = upTo;
+                        delivered = upTo;
+                        return Mono.just(true);
+                    }
                     return range(from, upTo)
                             .doOnNext(event -> {
                                 hot.emitNext(new LiveEvent(event, lastEmitted),
