@@ -154,9 +154,10 @@ public final class EventLog implements SmartLifecycle {
     }
 
     /**
-     * One round: reads the sequence and a snapshot, pairs the id read last round with this
-     * snapshot's xmax, delivers every event proven final. Emits whether another round is needed
-     * right away (an id still waits for its pairing snapshot, or this round delivered something).
+     * One round: reads the sequence, a snapshot and the bound above every assigned transaction
+     * id, pairs the id read last round with this round's bound, and delivers every event proven
+     * final. Emits whether another round is needed right away (an id still waits for its pairing,
+     * or this round moved the horizon).
      */
     private Mono<Boolean> round() {
         return db.sql(EventSql.HORIZON)

@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
@@ -225,11 +226,11 @@ public class Workers implements SmartLifecycle {
         return started;
     }
 
-    private static java.util.Optional<Long> parseId(String payload) {
+    private static Optional<Long> parseId(String payload) {
         try {
-            return java.util.Optional.of(Long.parseLong(payload));
+            return Optional.of(Long.parseLong(payload));
         } catch (NumberFormatException e) {
-            return java.util.Optional.empty();
+            return Optional.empty();
         }
     }
 
