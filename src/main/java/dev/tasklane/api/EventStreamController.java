@@ -88,7 +88,7 @@ class EventStreamController {
     private ResponseEntity<Flux<DataBuffer>> stream(Flux<TaskEvent> events) {
         // The end of the events is marked in-band so that the keep-alive ticks stop with it.
         Flux<String> frames = events.map(this::frame).concatWith(Mono.just(END_OF_STREAM));
-        Flux<String> keepAlive = Flux.interval(KEEP_ALIVE, KEEP_ALIVE).map(tick -> ": keep-alive\n\n");
+        Flux<String> keepAlive = Flux.interval(KEEP_ALIVE, KEEP_ALIVE).onBackpressureDrop().map(tick -> ": keep-alive\n\n");
         Flux<DataBuffer> body = Flux.merge(frames, keepAlive)
                 .takeWhile(text -> !END_OF_STREAM.equals(text))
                 .takeUntilOther(workers.draining()) // a draining replica closes its streams; clients reconnect elsewhere

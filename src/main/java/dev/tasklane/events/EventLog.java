@@ -245,7 +245,7 @@ public final class EventLog implements SmartLifecycle {
                 triggers.asFlux(),
                 listener.notifications(NotificationListener.EVENTS_CHANNEL).map(n -> true),
                 listener.connected(),
-                Flux.interval(poll).filter(tick -> subscribers.get() > 0 || delivered < 0 || !pending.isEmpty())
+                Flux.interval(poll).onBackpressureDrop().filter(tick -> subscribers.get() > 0 || delivered < 0 || !pending.isEmpty())
                         .map(tick -> true));
         loop = wakes
                 .onBackpressureLatest()

@@ -56,6 +56,7 @@ final class LeaseRescuer implements SmartLifecycle {
     @Override
     public void start() {
         loop = Flux.interval(interval, interval)
+                .onBackpressureDrop() // a slow rescue skips ticks instead of failing the loop
                 .concatMap(tick -> rescueAll()
                         .doOnNext(count -> {
                             if (count > 0) {

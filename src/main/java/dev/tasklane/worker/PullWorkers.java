@@ -60,7 +60,7 @@ public class PullWorkers {
         // Subscribed to wake-ups before the first claim, so that none slips in between.
         // Spread the safety polls of many waiters so that they do not all hit the pool at once.
         Duration firstPoll = SAFETY_POLL.plusMillis(ThreadLocalRandom.current().nextLong(SAFETY_POLL.toMillis()));
-        return Flux.merge(Mono.just(0L), dueNow, Flux.interval(firstPoll, SAFETY_POLL),
+        return Flux.merge(Mono.just(0L), dueNow, Flux.interval(firstPoll, SAFETY_POLL).onBackpressureDrop(),
                         wakeups.missedWakeups().map(reconnected -> 0L))
                 .onBackpressureLatest()
                 .concatMap(trigger -> claimOnce(claim), 1)

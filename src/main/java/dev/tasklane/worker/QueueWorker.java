@@ -79,7 +79,7 @@ final class QueueWorker {
             // A task due within the next poll gets a timer of its own; later ones the poll finds.
             return delay.compareTo(pollInterval) < 0 ? Mono.delay(delay) : Mono.empty();
         });
-        Flux<Long> ticks = Flux.merge(Flux.interval(Duration.ZERO, pollInterval), dueSoon,
+        Flux<Long> ticks = Flux.merge(Flux.interval(Duration.ZERO, pollInterval).onBackpressureDrop(), dueSoon,
                 wakeups.missedWakeups().map(reconnected -> 0L), kicks.asFlux());
         pipeline = ticks
                 .onBackpressureLatest()

@@ -133,11 +133,13 @@ public class Workers implements SmartLifecycle {
         queues.forEach(QueueWorker::start);
         Duration renewEvery = lease.dividedBy(3);
         loops.add(Flux.interval(renewEvery, renewEvery)
+                .onBackpressureDrop() // a slow round skips ticks instead of failing the loop
                 .concatMap(tick -> renewLeases().then(Mono.fromRunnable(this::stopLapsed)), 1)
                 .subscribe());
         loops.add(listener.notifications(NotificationListener.CANCEL_CHANNEL)
                 .subscribe(n -> parseId(n.payload()).ifPresent(id -> stopLocally(id, "cancelled"))));
         loops.add(Flux.interval(Duration.ZERO, HEARTBEAT)
+                .onBackpressureDrop()
                 .concatMap(tick -> (queues.isEmpty() ? Mono.<Void>empty()
                         : registry.heartbeat(workerId, List.copyOf(queueNames()), running.size()))
                         .then(registry.forgetStale())
