@@ -28,8 +28,20 @@ public final class Replicas {
         properties.put("spring.r2dbc.pool.max-size", "10");
         properties.putAll(extra);
         // As command-line arguments: they outrank application.yml, as an operator's settings do.
-        return new SpringApplicationBuilder(TasklaneApplication.class)
+        return new SpringApplicationBuilder(TasklaneApplication.class, OwnNettyResources.class)
                 .run(properties.entrySet().stream().map(e -> "--" + e.getKey() + "=" + e.getValue()).toArray(String[]::new));
+    }
+
+    /**
+     * A replica that reaches the database only through {@code proxy}, with short connection
+     * timeouts so that a cut shows within seconds.
+     */
+    public static ConfigurableApplicationContext startBehind(TcpProxy proxy) {
+        TestDatabase.Coordinates database = TestDatabase.get();
+        return start("", Map.of(
+                "spring.r2dbc.url", "r2dbc:postgresql://127.0.0.1:" + proxy.port() + "/" + database.database(),
+                "spring.r2dbc.pool.max-acquire-time", "2s",
+                "spring.r2dbc.pool.max-create-connection-time", "2s"));
     }
 
     public static int port(ConfigurableApplicationContext replica) {
