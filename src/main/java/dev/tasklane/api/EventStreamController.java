@@ -7,9 +7,11 @@ import java.util.Set;
 import java.util.function.Predicate;
 import java.util.stream.Collectors;
 
-import dev.tasklane.events.EventStreams;
-import dev.tasklane.events.TaskEvent;
 import dev.tasklane.events.EventLog;
+import dev.tasklane.events.EventStreams;
+import dev.tasklane.events.Gap;
+import dev.tasklane.events.StreamItem;
+import dev.tasklane.events.TaskEvent;
 import dev.tasklane.queue.TaskStore;
 import dev.tasklane.worker.Workers;
 import org.jspecify.annotations.Nullable;
@@ -85,9 +87,9 @@ class EventStreamController {
      * Frames are written as the contract shows them ({@code id: 1234}, {@code event: ...},
      * {@code data: ...}), one flush each; idle streams get a comment line every 15 seconds.
      */
-    private ResponseEntity<Flux<DataBuffer>> stream(Flux<TaskEvent> events) {
+    private ResponseEntity<Flux<DataBuffer>> stream(Flux<? extends StreamItem> events) {
         // The end of the events is marked in-band so that the keep-alive ticks stop with it.
-        Flux<String> frames = events.map(this::frame).concatWith(Mono.just(END_OF_STREAM));
+        Flux<String> frames = events.map(item -> frame((StreamItem) item)).concatWith(Mono.just(END_OF_STREAM));
         Flux<String> keepAlive = Flux.interval(KEEP_ALIVE, KEEP_ALIVE).onBackpressureDrop().map(tick -> ": keep-alive\n\n");
         Flux<DataBuffer> body = Flux.merge(frames, keepAlive)
                 .takeWhile(text -> !END_OF_STREAM.equals(text))
@@ -98,6 +100,14 @@ class EventStreamController {
                 .header("X-Accel-Buffering", "no")
                 .contentType(MediaType.TEXT_EVENT_STREAM)
                 .body(body);
+    }
+
+    private String frame(StreamItem item) {
+        if (item instanceof Gap gap) {
+            // no id line: the client's cursor stays on the last event it really received
+            return "event: gap\ndata: " + json.createObjectNode().put("prunedThrough", gap.prunedThrough()) + "\n\n";
+        }
+        return frame((TaskEvent) item);
     }
 
     private String frame(TaskEvent event) {

@@ -116,7 +116,7 @@ public final class EventLog implements SmartLifecycle {
         return page(EventSql.RANGE, after, upTo, -1)
                 .expand(events -> events.size() < PAGE ? Mono.empty()
                         : page(EventSql.RANGE, events.get(events.size() - 1).id(), upTo, -1))
-                .flatMapIterable(events -> events);
+                .flatMapIterable(events -> events, 1); // a page in hand, the next read on demand
     }
 
     /** One task's events after {@code after}, in id order, from the table. */
@@ -124,7 +124,7 @@ public final class EventLog implements SmartLifecycle {
         return page(EventSql.OF_TASK, after, Long.MAX_VALUE, taskId)
                 .expand(events -> events.size() < PAGE ? Mono.empty()
                         : page(EventSql.OF_TASK, events.get(events.size() - 1).id(), Long.MAX_VALUE, taskId))
-                .flatMapIterable(events -> events);
+                .flatMapIterable(events -> events, 1); // a page in hand, the next read on demand
     }
 
     /** The id of a task's last event; 0 when it has none. */
@@ -134,6 +134,14 @@ public final class EventLog implements SmartLifecycle {
                     Long id = row.get("last_id", Long.class);
                     return id == null ? 0L : id;
                 })
+                .one()
+                .defaultIfEmpty(0L);
+    }
+
+    /** The highest event id retention has deleted; 0 when it has deleted none. */
+    public Mono<Long> prunedThrough() {
+        return db.sql(EventSql.PRUNED_THROUGH)
+                .map(row -> Objects.requireNonNull(row.get("pruned_through", Long.class)))
                 .one()
                 .defaultIfEmpty(0L);
     }

@@ -35,4 +35,7 @@ final class EventSql {
 
     /** The id of a task's last event, or null. */
     static final String LAST_OF_TASK = "SELECT max(id) AS last_id FROM task_event WHERE task_id = :taskId";
+
+    /** The highest event id retention has deleted; 0 when it has deleted none. */
+    static final String PRUNED_THROUGH = "SELECT pruned_through FROM event_retention";
 }

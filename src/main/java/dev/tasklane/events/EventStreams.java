@@ -1,5 +1,6 @@
 package dev.tasklane.events;
 
+import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiFunction;
@@ -8,10 +9,15 @@ import java.util.function.Predicate;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.r2dbc.spi.R2dbcException;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.dao.DataAccessException;
 import org.springframework.stereotype.Component;
-import reactor.core.Exceptions;
 import reactor.core.publisher.BufferOverflowStrategy;
 import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 
 /**
@@ -26,34 +32,43 @@ public final class EventStreams {
     /** Live events one subscriber may hold before it is switched to catching up from the table. */
     public static final int LIVE_BUFFER = 512;
 
-    private final EventLog log;
+    private static final Logger log = LoggerFactory.getLogger(EventStreams.class);
+    private static final Duration RETRY_PAUSE = Duration.ofSeconds(1);
+
+    private final EventLog eventLog;
     private final AtomicInteger taskSubscribers = new AtomicInteger();
     private final AtomicInteger queueSubscribers = new AtomicInteger();
     private final Counter sent;
     private final Counter catchups;
+    private final Counter liveDropped;
 
-    EventStreams(EventLog log, MeterRegistry meters) {
-        this.log = log;
+    EventStreams(EventLog eventLog, MeterRegistry meters) {
+        this.eventLog = eventLog;
         Gauge.builder("tasklane.sse.subscribers", taskSubscribers, AtomicInteger::get).tag("stream", "task")
                 .description("Open task event streams").register(meters);
         Gauge.builder("tasklane.sse.subscribers", queueSubscribers, AtomicInteger::get).tag("stream", "queue")
                 .description("Open event streams of all tasks or one queue").register(meters);
         this.sent = Counter.builder("tasklane.sse.events.sent").description("Events sent to subscribers")
                 .register(meters);
-        Gauge.builder("tasklane.events.live.subscribers", log, EventLog::subscribers)
+        Gauge.builder("tasklane.events.live.subscribers", eventLog, EventLog::subscribers)
                 .description("Subscriptions to this replica's live event stream").register(meters);
         this.catchups = Counter.builder("tasklane.sse.catchups")
                 .description("Subscribers that fell behind and were caught up from the table").register(meters);
+        this.liveDropped = Counter.builder("tasklane.sse.live.dropped")
+                .description("Live events not kept for subscribers whose buffer was full; they read them from the table")
+                .register(meters);
     }
 
     /**
      * One task's events after {@code after}: its history, then live ones. Ends after a terminal
      * event that is the task's latest, since nothing follows it unless the task is retried.
+     * Retention prunes a task's events only with the task, so this stream never has a gap.
      *
      * @param lastEventId the id of the task's latest event when the stream was opened
      */
     public Flux<TaskEvent> task(long taskId, long after, long lastEventId) {
-        return replayThenLive(after, e -> e.taskId() == taskId, (cursor, horizon) -> log.ofTask(taskId, cursor))
+        return replayThenLive(after, false, e -> e.taskId() == taskId, (cursor, horizon) -> eventLog.ofTask(taskId, cursor))
+                .cast(TaskEvent.class)
                 .takeUntil(e -> e.terminal() && e.id() >= lastEventId)
                 .doOnSubscribe(s -> taskSubscribers.incrementAndGet())
                 .doFinally(s -> taskSubscribers.decrementAndGet())
@@ -62,10 +77,11 @@ public final class EventStreams {
 
     /**
      * Every event matching {@code filter}: after {@code after}, or from now on when it is null.
+     * A {@link Gap} comes first where retention pruned events after the cursor.
      */
-    public Flux<TaskEvent> all(Long after, Predicate<TaskEvent> filter) {
-        return replayThenLive(after == null ? -1 : after, filter,
-                        (cursor, horizon) -> log.range(cursor, horizon).filter(filter))
+    public Flux<StreamItem> all(@Nullable Long after, Predicate<TaskEvent> filter) {
+        return replayThenLive(after == null ? -1 : after, true, filter,
+                        (cursor, horizon) -> eventLog.range(cursor, horizon).filter(filter))
                 .doOnSubscribe(s -> queueSubscribers.incrementAndGet())
                 .doFinally(s -> queueSubscribers.decrementAndGet())
                 .doOnNext(e -> sent.increment());
@@ -75,23 +91,37 @@ public final class EventStreams {
      * Replays from the table, then follows the live stream. The live stream is subscribed (and
      * buffers) before the replay reads the horizon, so an event delivered while the replay runs
      * is not missed; ids at or below what was already sent are dropped, so none is sent twice.
-     * A break in the live stream's chain of ids (this subscriber had no demand, or its buffer
-     * overflowed) sends it back to the table from the last event it sent.
+     *
+     * <p>A subscriber that stops reading keeps at most {@link #LIVE_BUFFER} live events; the
+     * rest are dropped, which costs it nothing until it reads again: then the break in the live
+     * stream's chain of ids sends it back to the table from the last event it sent. A replay that
+     * fails (the database is away) is tried again from there after a pause; the stream stays open.
      *
      * @param after the cursor; below zero means "from now on"
+     * @param gapsPossible whether retention may have pruned events this stream would send
      * @param replay events after a cursor, up to the reader's horizon at that moment
      */
-    private Flux<TaskEvent> replayThenLive(long after, Predicate<TaskEvent> filter,
-                                           BiFunction<Long, Long, Flux<TaskEvent>> replay) {
+    private Flux<StreamItem> replayThenLive(long after, boolean gapsPossible, Predicate<TaskEvent> filter,
+                                            BiFunction<Long, Long, Flux<TaskEvent>> replay) {
         return Flux.defer(() -> {
             AtomicLong lastSent = new AtomicLong(after);
             AtomicLong lastLive = new AtomicLong(NONE);
             AtomicLong horizonUsed = new AtomicLong(NONE);
             Sinks.One<Boolean> liveSubscribed = Sinks.one();
-            Flux<LiveEvent> live = log.live()
-                    .onBackpressureBuffer(LIVE_BUFFER, dropped -> { }, BufferOverflowStrategy.ERROR)
-                    .doOnSubscribe(s -> liveSubscribed.tryEmitValue(true));
-            Flux<LiveEvent> history = log.horizon().flatMapMany(horizon -> {
+            Flux<StreamItem> gap = gapsPossible && after >= 0
+                    ? eventLog.prunedThrough().filter(pruned -> pruned > after).<StreamItem>map(Gap::new).flux()
+                    : Flux.empty();
+            // The first drop leaves a mark that reaches the subscriber when it reads again.
+            Sinks.One<LiveEvent> overflowed = Sinks.one();
+            Flux<LiveEvent> live = Flux.merge(
+                    eventLog.live()
+                            .onBackpressureBuffer(LIVE_BUFFER, dropped -> {
+                                liveDropped.increment();
+                                overflowed.tryEmitValue(new LiveEvent(dropped.event(), LiveEvent.OVERFLOWED));
+                            }, BufferOverflowStrategy.DROP_LATEST)
+                            .doOnSubscribe(s -> liveSubscribed.tryEmitValue(true)),
+                    overflowed.asMono());
+            Flux<LiveEvent> history = eventLog.horizon().flatMapMany(horizon -> {
                 horizonUsed.set(horizon);
                 if (lastSent.get() < 0) {
                     lastSent.set(horizon);
@@ -99,8 +129,12 @@ public final class EventStreams {
                 }
                 return replay.apply(lastSent.get(), horizon);
             }).map(event -> new LiveEvent(event, LiveEvent.REPLAYED)).delaySubscription(liveSubscribed.asMono());
-            return Flux.mergeSequential(history, live)
-                    .<TaskEvent>handle((item, sink) -> {
+            Flux<StreamItem> events = Flux.mergeSequential(history, live)
+                    .handle((item, sink) -> {
+                        if (item.previousId() == LiveEvent.OVERFLOWED) {
+                            sink.error(new MissedLiveEvents());
+                            return;
+                        }
                         if (item.previousId() != LiveEvent.REPLAYED) {
                             long expected = lastLive.get();
                             boolean broken = expected == NONE
@@ -119,12 +153,22 @@ public final class EventStreams {
                             lastSent.set(item.event().id());
                             sink.next(item.event());
                         }
-                    })
-                    .onErrorResume(e -> Exceptions.isOverflow(e) || e instanceof MissedLiveEvents, missed -> {
+                    });
+            return gap.concatWith(events)
+                    .onErrorResume(MissedLiveEvents.class::isInstance, missed -> {
                         catchups.increment();
-                        return replayThenLive(lastSent.get(), filter, replay);
+                        return replayThenLive(lastSent.get(), gapsPossible, filter, replay);
+                    })
+                    .onErrorResume(EventStreams::databaseFailure, failure -> {
+                        log.warn("Event stream lost the database, trying again: {}", failure.toString());
+                        return Mono.delay(RETRY_PAUSE)
+                                .thenMany(replayThenLive(lastSent.get(), gapsPossible, filter, replay));
                     });
         });
+    }
+
+    private static boolean databaseFailure(Throwable failure) {
+        return failure instanceof DataAccessException || failure instanceof R2dbcException;
     }
 
     private static final long NONE = Long.MIN_VALUE;

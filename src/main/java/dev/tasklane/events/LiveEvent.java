@@ -12,4 +12,7 @@ public record LiveEvent(TaskEvent event, long previousId) {
 
     /** Marks events read back from the table rather than taken from the live stream. */
     static final long REPLAYED = -2;
+
+    /** Marks the first live event a subscriber's full buffer dropped: it must catch up from the table. */
+    static final long OVERFLOWED = -3;
 }

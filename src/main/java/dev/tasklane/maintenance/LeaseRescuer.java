@@ -1,19 +1,17 @@
 package dev.tasklane.maintenance;
 
-import java.time.Duration;
+import java.util.List;
 
 import dev.tasklane.config.TasklaneProperties;
 import dev.tasklane.queue.Task;
 import dev.tasklane.queue.TaskState;
 import dev.tasklane.queue.TaskStore;
 import dev.tasklane.queue.Wakeups;
+import dev.tasklane.support.PeriodicJob;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
-import org.springframework.context.SmartLifecycle;
 import org.springframework.stereotype.Component;
-import reactor.core.Disposable;
-import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
@@ -23,20 +21,27 @@ import reactor.core.publisher.Mono;
  */
 @Component
 @ConditionalOnBooleanProperty(name = "tasklane.maintenance.enabled", matchIfMissing = true)
-final class LeaseRescuer implements SmartLifecycle {
+final class LeaseRescuer extends PeriodicJob {
 
     private static final Logger log = LoggerFactory.getLogger(LeaseRescuer.class);
     private static final int BATCH = 500;
 
     private final TaskStore store;
     private final Wakeups wakeups;
-    private final Duration interval;
-    private volatile Disposable loop;
 
     LeaseRescuer(TaskStore store, Wakeups wakeups, TasklaneProperties properties) {
+        super("Lease rescue", properties.rescueInterval());
         this.store = store;
         this.wakeups = wakeups;
-        this.interval = properties.rescueInterval();
+    }
+
+    @Override
+    protected Mono<Long> runOnce() {
+        return rescueAll().doOnNext(count -> {
+            if (count > 0) {
+                log.info("Rescued {} tasks whose lease expired", count);
+            }
+        });
     }
 
     /** Rescues until no expired lease is left; emits how many tasks it rescued. */
@@ -47,40 +52,9 @@ final class LeaseRescuer implements SmartLifecycle {
                 .reduce(0L, Long::sum);
     }
 
-    private Mono<java.util.List<Task>> rescueBatch() {
+    private Mono<List<Task>> rescueBatch() {
         return store.rescueExpired(BATCH).collectList()
                 .doOnNext(rescued -> rescued.stream().filter(t -> t.state() == TaskState.QUEUED).map(Task::queue)
                         .distinct().forEach(queue -> wakeups.wake(queue, null)));
-    }
-
-    @Override
-    public void start() {
-        loop = Flux.interval(interval, interval)
-                .onBackpressureDrop() // a slow rescue skips ticks instead of failing the loop
-                .concatMap(tick -> rescueAll()
-                        .doOnNext(count -> {
-                            if (count > 0) {
-                                log.info("Rescued {} tasks whose lease expired", count);
-                            }
-                        })
-                        .onErrorResume(e -> {
-                            log.warn("Lease rescue failed: {}", e.toString());
-                            return Mono.empty();
-                        }), 1)
-                .subscribe();
-    }
-
-    @Override
-    public void stop() {
-        Disposable running = loop;
-        if (running != null) {
-            running.dispose();
-        }
-        loop = null;
-    }
-
-    @Override
-    public boolean isRunning() {
-        return loop != null;
     }
 }

@@ -78,6 +78,33 @@ final class TaskSql {
             SELECT id FROM deleted
             """;
 
+    /**
+     * Retention: deletes up to :limit terminal tasks that finished before :before, oldest first,
+     * with their events, and raises the event log's pruned-through mark in the same transaction.
+     * SKIP LOCKED leaves rows another replica is pruning (or someone is retrying) alone; finished
+     * rows are outside the claim index, so this never stands in a claim's way.
+     */
+    static final String PRUNE_FINISHED = """
+            WITH doomed AS (
+                SELECT id FROM task
+                WHERE finished_at < :before AND state IN ('succeeded', 'failed', 'cancelled')
+                ORDER BY finished_at
+                LIMIT :limit
+                FOR UPDATE SKIP LOCKED
+            ),
+            events AS (
+                DELETE FROM task_event e USING doomed d WHERE e.task_id = d.id RETURNING e.id
+            ),
+            tasks AS (
+                DELETE FROM task t USING doomed d WHERE t.id = d.id RETURNING t.id
+            ),
+            marked AS (
+                UPDATE event_retention SET pruned_through = greatest(pruned_through, (SELECT max(id) FROM events))
+                WHERE EXISTS (SELECT 1 FROM events)
+            )
+            SELECT count(*) AS pruned FROM tasks
+            """;
+
     /** The state of one task, to explain why a conditional change did nothing. */
     static final String STATE_OF = "SELECT state FROM task WHERE id = :id";
 

@@ -1,5 +1,7 @@
 package dev.tasklane.events;
 
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
@@ -34,6 +36,8 @@ import static org.awaitility.Awaitility.await;
 /** Event streams across whole replicas: fan-out between them, slow subscribers, a database outage. */
 final class EventReplicaIntegrationTests {
 
+    private static final int STALLED = 20;
+
     @Test
     void anEventCausedOnOneReplicaReachesSubscribersOnAnotherWithoutWaitingForAPoll() {
         String queue = TaskFixtures.uniqueQueue("fan-out");
@@ -67,12 +71,12 @@ final class EventReplicaIntegrationTests {
     }
 
     @Test
-    void subscribersThatNeverReadSlowNothingAndAreCaughtUpFromTheTable() throws Exception {
+    void subscribersThatStopReadingSlowNothingHoldABoundedBufferAndCatchUpFromTheTable() throws Exception {
         String queue = TaskFixtures.uniqueQueue("slow-readers");
         try (ConfigurableApplicationContext replica = Replicas.start(queue + ":32", Map.of())) {
             int port = Replicas.port(replica);
             List<Socket> stalled = new ArrayList<>();
-            for (int i = 0; i < 20; i++) {
+            for (int i = 0; i < STALLED; i++) {
                 stalled.add(stalledSubscriber(port));
             }
             List<SseClient.Event> reader = new CopyOnWriteArrayList<>();
@@ -80,6 +84,7 @@ final class EventReplicaIntegrationTests {
                     .subscribe(reader::add);
             try {
                 pause();
+                long before = Long.parseLong(Sql.column("SELECT coalesce(max(id), 0) FROM task_event").get(0));
                 WebTestClient client = client(replica);
                 String batch = IntStream.range(0, 1000).mapToObj(i -> "{\"type\": \"noop\", \"payload\": {\"pad\": \""
                         + "x".repeat(200) + "\"}}").collect(Collectors.joining(",", "{\"tasks\": [", "]}"));
@@ -91,13 +96,32 @@ final class EventReplicaIntegrationTests {
                 await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(250)).until(() -> Sql.column(
                         "SELECT count(*) FROM task WHERE queue = ? AND state = 'succeeded'", queue).get(0).equals("5000"));
                 Duration burnDown = Duration.ofNanos(System.nanoTime() - started);
-                MeterRegistry meters = replica.getBean(MeterRegistry.class);
                 await().atMost(Duration.ofSeconds(60)).until(() -> reader.size() >= 15000);
+
+                // The reader that keeps up got everything once, in order, while the others stalled.
                 List<Long> ids = reader.stream().map(e -> Long.parseLong(e.id())).toList();
-                assertThat(ids).doesNotHaveDuplicates().isSorted();
-                assertThat(ids).hasSize(15000);
-                assertThat(meters.get("tasklane.sse.subscribers").tag("stream", "queue").gauge().value()).isEqualTo(21);
+                assertThat(ids).doesNotHaveDuplicates().isSorted().hasSize(15000);
                 assertThat(burnDown).isLessThan(Duration.ofSeconds(90));
+                MeterRegistry meters = replica.getBean(MeterRegistry.class);
+                assertThat(meters.get("tasklane.sse.subscribers").tag("stream", "queue").gauge().value())
+                        .isEqualTo(STALLED + 1);
+
+                // Each stalled subscriber was offered every event. What it neither took nor had
+                // dropped is what it holds in memory: at most its live buffer and the operators'
+                // prefetch in front of the socket.
+                List<Long> published = Sql.column("SELECT id FROM task_event WHERE id > ? ORDER BY id", before)
+                        .stream().map(Long::parseLong).toList();
+                double sentToStalled = meters.get("tasklane.sse.events.sent").counter().count() - 15000;
+                double dropped = meters.get("tasklane.sse.live.dropped").counter().count();
+                double held = (double) STALLED * published.size() - sentToStalled - dropped;
+                assertThat(dropped).as("live events dropped for stalled subscribers").isPositive();
+                assertThat(held).as("live events held for %d stalled subscribers", STALLED)
+                        .isLessThanOrEqualTo(STALLED * (EventStreams.LIVE_BUFFER + 512.0));
+
+                // One of them reads again: everything, in order, once (from its buffer, then the table).
+                List<Long> resumed = readEventIds(stalled.get(0), published.size(), Duration.ofSeconds(60));
+                assertThat(resumed).containsExactlyElementsOf(published);
+                assertThat(meters.get("tasklane.sse.catchups").counter().count()).isGreaterThanOrEqualTo(1);
             } finally {
                 subscription.dispose();
                 for (Socket socket : stalled) {
@@ -112,10 +136,7 @@ final class EventReplicaIntegrationTests {
         String queue = TaskFixtures.uniqueQueue("outage");
         TestDatabase.Coordinates database = TestDatabase.get();
         try (TcpProxy proxy = new TcpProxy(database.host(), database.port());
-             ConfigurableApplicationContext replica = Replicas.start("", Map.of(
-                     "spring.r2dbc.url", "r2dbc:postgresql://127.0.0.1:" + proxy.port() + "/" + database.database(),
-                     "spring.r2dbc.pool.max-acquire-time", "2s",
-                     "spring.r2dbc.pool.max-create-connection-time", "2s"))) {
+             ConfigurableApplicationContext replica = Replicas.startBehind(proxy)) {
             List<SseClient.Event> received = new CopyOnWriteArrayList<>();
             Disposable subscription = new SseClient(Replicas.port(replica)).events("/api/v1/events?queue=" + queue, null)
                     .subscribe(received::add);
@@ -156,6 +177,24 @@ final class EventReplicaIntegrationTests {
                            (SELECT task_id FROM task_event) RETURNING *)
                 INSERT INTO task_event (task_id, queue, task_type, name, state, attempt, detail)
                 SELECT id, queue, type, 'queued', state, attempt, '{"runAt": null, "error": null}' FROM t""", queue);
+    }
+
+    /** Reads event ids off a raw stream until {@code count} arrived. */
+    private static List<Long> readEventIds(Socket socket, int count, Duration patience) throws Exception {
+        socket.setSoTimeout((int) patience.toMillis());
+        BufferedReader in = new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.UTF_8));
+        List<Long> ids = new ArrayList<>();
+        long deadline = System.nanoTime() + patience.toNanos();
+        while (ids.size() < count && System.nanoTime() < deadline) {
+            String line = in.readLine();
+            if (line == null) {
+                break;
+            }
+            if (line.startsWith("id: ")) {
+                ids.add(Long.parseLong(line.substring(4).strip()));
+            }
+        }
+        return ids;
     }
 
     /** Opens the all-events stream on a socket with a tiny receive buffer and never reads from it. */

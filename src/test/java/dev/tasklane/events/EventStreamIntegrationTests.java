@@ -4,10 +4,12 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
+import dev.tasklane.queue.TaskStore;
 import dev.tasklane.testsupport.SseClient;
 import dev.tasklane.testsupport.Sql;
 import dev.tasklane.testsupport.TaskFixtures;
@@ -16,6 +18,7 @@ import dev.tasklane.testsupport.TestDatabase;
 import dev.tasklane.testsupport.WorkerIntegrationTest;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.core.ParameterizedTypeReference;
 import org.springframework.http.HttpHeaders;
@@ -35,6 +38,8 @@ final class EventStreamIntegrationTests extends WorkerIntegrationTest {
 
     @LocalServerPort
     private int port;
+    @Autowired
+    private TaskStore store;
     private SseClient sse;
     private Tasks tasks;
 
@@ -161,6 +166,29 @@ final class EventStreamIntegrationTests extends WorkerIntegrationTest {
         } finally {
             subscription.dispose();
         }
+    }
+
+    @Test
+    void resumingFromACursorThatRetentionPassedStartsWithAGap() {
+        String queue = TaskFixtures.uniqueQueue("gap");
+        long pruned = tasks.enqueue(queue, "{\"type\": \"noop\"}").get("id").longValue();
+        long kept = tasks.enqueue(queue, "{\"type\": \"noop\"}").get("id").longValue();
+        long cursor = Long.parseLong(Sql.column("SELECT min(id) - 1 FROM task_event WHERE task_id = ?", pruned).get(0));
+        Sql.update("UPDATE task SET state = 'cancelled', finished_at = now() - interval '2 days' WHERE id = ?", pruned);
+        store.pruneFinished(Instant.now().minus(Duration.ofDays(1)), 500).block(PATIENT);
+        long prunedThrough = Long.parseLong(Sql.column("SELECT pruned_through FROM event_retention").get(0));
+
+        List<SseClient.Event> events = SseClient.take(
+                sse.events("/api/v1/events?queue=" + queue, Long.toString(cursor)), 2, PATIENT);
+
+        assertThat(events.get(0).event()).isEqualTo("gap");
+        assertThat(events.get(0).id()).isNull();
+        assertThat(data(events.get(0)).get("prunedThrough").longValue()).isEqualTo(prunedThrough).isGreaterThan(cursor);
+        assertThat(events.get(1).event()).isEqualTo("queued");
+        assertThat(data(events.get(1)).get("taskId").longValue()).isEqualTo(kept);
+        List<SseClient.Event> current = SseClient.take(
+                sse.events("/api/v1/events?queue=" + queue, Long.toString(prunedThrough)), 1, PATIENT);
+        assertThat(current).extracting(SseClient.Event::event).containsExactly("queued");
     }
 
     @Test

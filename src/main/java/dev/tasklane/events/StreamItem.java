@@ -1,0 +1,5 @@
+package dev.tasklane.events;
+
+/** What an event stream sends: an event of the log, or word that retention pruned some. */
+public sealed interface StreamItem permits TaskEvent, Gap {
+}

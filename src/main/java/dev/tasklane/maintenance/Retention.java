@@ -1,0 +1,59 @@
+package dev.tasklane.maintenance;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+
+import dev.tasklane.config.TasklaneProperties;
+import dev.tasklane.queue.TaskStore;
+import dev.tasklane.support.PeriodicJob;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.stereotype.Component;
+import reactor.core.publisher.Mono;
+
+/**
+ * Deletes terminal tasks that finished more than {@code TASKLANE_RETENTION} ago, with their
+ * events, every {@code tasklane.maintenance.retention-interval}. Small batches, each its own
+ * short transaction, so that no lock is held for long and a big backlog of finished rows is
+ * worked off without one statement that runs for minutes. Every replica runs it; SKIP LOCKED
+ * keeps them apart.
+ */
+@Component
+@ConditionalOnBooleanProperty(name = "tasklane.maintenance.enabled", matchIfMissing = true)
+final class Retention extends PeriodicJob {
+
+    private static final Logger log = LoggerFactory.getLogger(Retention.class);
+    static final int BATCH = 500;
+
+    private final TaskStore store;
+    private final Duration retention;
+    private final Clock clock;
+
+    Retention(TaskStore store, TasklaneProperties properties) {
+        super("Retention", properties.maintenance().retentionInterval());
+        this.store = store;
+        this.retention = properties.retention();
+        this.clock = Clock.systemUTC();
+    }
+
+    @Override
+    protected Mono<Long> runOnce() {
+        return pruneAll().doOnNext(count -> {
+            if (count > 0) {
+                log.info("Pruned {} tasks that finished more than {} ago", count, retention);
+            }
+        });
+    }
+
+    /** Prunes until nothing old enough is left; emits how many tasks it deleted. */
+    Mono<Long> pruneAll() {
+        return Mono.defer(() -> {
+            Instant before = clock.instant().minus(retention);
+            return store.pruneFinished(before, BATCH)
+                    .expand(pruned -> pruned < BATCH ? Mono.empty() : store.pruneFinished(before, BATCH))
+                    .reduce(0L, Long::sum);
+        });
+    }
+}

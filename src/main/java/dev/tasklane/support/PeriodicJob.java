@@ -1,0 +1,64 @@
+package dev.tasklane.support;
+
+import java.time.Duration;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.context.SmartLifecycle;
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/**
+ * Work a replica does on a fixed interval for as long as it runs. Rounds never overlap: a slow
+ * round makes the loop skip ticks rather than fail, and a failed round is logged and the loop
+ * goes on with the next tick.
+ */
+public abstract class PeriodicJob implements SmartLifecycle {
+
+    private final Logger log = LoggerFactory.getLogger(getClass());
+    private final String name;
+    private final Duration firstDelay;
+    private final Duration interval;
+    private volatile Disposable loop;
+
+    /** A job whose first round runs one interval after start. */
+    protected PeriodicJob(String name, Duration interval) {
+        this(name, interval, interval);
+    }
+
+    protected PeriodicJob(String name, Duration firstDelay, Duration interval) {
+        this.name = name;
+        this.firstDelay = firstDelay;
+        this.interval = interval;
+    }
+
+    /** One round of the work. */
+    protected abstract Mono<?> runOnce();
+
+    @Override
+    public void start() {
+        loop = Flux.interval(firstDelay, interval)
+                .onBackpressureDrop()
+                .concatMap(tick -> runOnce()
+                        .onErrorResume(e -> {
+                            log.warn("{} failed: {}", name, e.toString());
+                            return Mono.empty();
+                        }), 1)
+                .subscribe();
+    }
+
+    @Override
+    public void stop() {
+        Disposable running = loop;
+        if (running != null) {
+            running.dispose();
+        }
+        loop = null;
+    }
+
+    @Override
+    public boolean isRunning() {
+        return loop != null;
+    }
+}
