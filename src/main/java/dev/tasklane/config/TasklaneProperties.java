@@ -29,6 +29,7 @@ import org.springframework.validation.annotation.Validated;
  * @param listenUrl a direct R2DBC URL for LISTEN; derived from {@code spring.r2dbc.url} if unset
  * @param maintenance the loops any replica runs (lease rescue, registry clean-up, retention)
  * @param events the event log reader
+ * @param metrics the metrics read from the database
  */
 @Validated
 @ConfigurationProperties("tasklane")
@@ -43,7 +44,8 @@ public record TasklaneProperties(
         @DefaultValue @Valid Http http,
         @Nullable String listenUrl,
         @DefaultValue @Valid Maintenance maintenance,
-        @DefaultValue @Valid Events events) {
+        @DefaultValue @Valid Events events,
+        @DefaultValue @Valid Metrics metrics) {
 
     /** @param tokens accepted bearer tokens; empty means one is generated at start */
     public record Api(@DefaultValue List<String> tokens) {
@@ -84,8 +86,16 @@ public record TasklaneProperties(
     public record Events(@DefaultValue("250ms") @NotNull Duration pollInterval) {
     }
 
-    /** @param enabled false only in tests that must not have other tests' rows rescued or pruned */
-    public record Maintenance(@DefaultValue("true") boolean enabled) {
+    /** @param depthInterval how often the queue depth gauges are read (one query per replica, not one per scrape) */
+    public record Metrics(@DefaultValue("15s") @NotNull Duration depthInterval) {
+    }
+
+    /**
+     * @param enabled false only in tests that must not have other tests' rows rescued or pruned
+     * @param retentionInterval how often retention looks for old terminal tasks (the contract asks for 10 minutes at most)
+     */
+    public record Maintenance(@DefaultValue("true") boolean enabled,
+                              @DefaultValue("1m") @NotNull Duration retentionInterval) {
     }
 
     /** @param allowedHosts hosts or CIDRs that {@code http} tasks may reach although private */

@@ -36,6 +36,28 @@ final class QueueSql {
             ORDER BY 1
             """;
 
+    /**
+     * The depth metrics: per queue, how many tasks wait and run, and how long the longest-waiting
+     * due task has waited. It reads only the partial indexes' rows (waiting and running tasks),
+     * never the finished ones that retention keeps, and lists paused queues too.
+     */
+    static final String DEPTH = """
+            WITH waiting AS (
+                SELECT queue, count(*) AS queued,
+                       min(greatest(created_at, run_at)) FILTER (WHERE run_at <= now()) AS oldest_due
+                FROM task WHERE state = 'queued' GROUP BY queue
+            ),
+            running AS (
+                SELECT queue, count(*) AS running FROM task WHERE state = 'running' GROUP BY queue
+            ),
+            names AS (
+                SELECT queue FROM waiting UNION SELECT queue FROM running UNION SELECT name FROM queue
+            )
+            SELECT n.queue, coalesce(w.queued, 0) AS queued, coalesce(r.running, 0) AS running,
+                   coalesce(extract(epoch FROM now() - w.oldest_due), 0)::float8 AS oldest_age_seconds
+            FROM names n LEFT JOIN waiting w USING (queue) LEFT JOIN running r USING (queue)
+            """;
+
     /** Sets the pause flag of a queue, creating its row. */
     static final String SET_PAUSED = """
             INSERT INTO queue (name, paused) VALUES (:queue, :paused)

@@ -7,6 +7,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.stream.IntStream;
 
@@ -31,16 +32,24 @@ public class TaskStore {
 
     private final DatabaseClient db;
     private final EventLog events;
+    private final TaskMetrics metrics;
 
-    public TaskStore(DatabaseClient db, EventLog events) {
+    public TaskStore(DatabaseClient db, EventLog events, TaskMetrics metrics) {
         this.db = db;
         this.events = events;
+        this.metrics = metrics;
     }
 
     /** Tells the event reader that the rows just written appended events. */
     private <T> Flux<T> appending(Flux<T> changed) {
+        return recording(changed, rows -> { });
+    }
+
+    /** Like {@link #appending}, and hands the changed rows to the metrics first. */
+    private <T> Flux<T> recording(Flux<T> changed, Consumer<List<T>> record) {
         return changed.collectList().doOnNext(rows -> {
             if (!rows.isEmpty()) {
+                record.accept(rows);
                 events.appended();
             }
         }).flatMapIterable(rows -> rows);
@@ -61,6 +70,7 @@ public class TaskStore {
         List<NewTask> batch = pending.stream().map(all::get).toList();
         return insertMany(queue, batch)
                 .collectMap(Map.Entry::getKey, Map.Entry::getValue)
+                .doOnNext(inserted -> metrics.enqueued(inserted.values()))
                 .flatMap(inserted -> {
                     List<Integer> replayed = new ArrayList<>();
                     for (int i = 0; i < pending.size(); i++) {
@@ -197,7 +207,7 @@ public class TaskStore {
                 .bind("leaseMs", claim.lease().toMillis())
                 .map(TaskStore::toTask)
                 .all()
-                .transform(this::appending);
+                .transform(claimed -> recording(claimed, tasks -> metrics.claimed(claim.queue(), tasks)));
     }
 
     /** Records many outcomes in one statement; emits the tasks whose worker still held them. */
@@ -230,7 +240,7 @@ public class TaskStore {
                 .bind("retryable", retryable).bind("delaysMs", delaysMs).bind("leaseMustHold", leaseMustHold)
                 .map(TaskStore::toTask)
                 .all()
-                .transform(this::appending);
+                .transform(ended -> recording(ended, metrics::ended));
     }
 
     /**
@@ -289,7 +299,14 @@ public class TaskStore {
     /** Requeues (or fails) up to {@code limit} tasks whose lease expired. */
     public Flux<Task> rescueExpired(int limit) {
         return db.sql(TaskSql.RESCUE_EXPIRED).bind("limit", limit).map(TaskStore::toTask).all()
-                .transform(this::appending);
+                .transform(rescued -> recording(rescued, metrics::rescued));
+    }
+
+    /** Deletes up to {@code limit} terminal tasks finished before {@code before}, with their events; emits how many. */
+    public Mono<Long> pruneFinished(Instant before, int limit) {
+        return db.sql(TaskSql.PRUNE_FINISHED).bind("before", before).bind("limit", limit)
+                .map(row -> Objects.requireNonNull(row.get("pruned", Long.class)))
+                .one();
     }
 
     /** Cancels a queued or running task. */
@@ -297,7 +314,10 @@ public class TaskStore {
         return db.sql(TaskSql.CANCEL).bind("id", id)
                 .map(row -> new Cancelled(toTask(row), row.get("previous_worker_id", String.class)))
                 .one()
-                .doOnNext(cancelled -> events.appended())
+                .doOnNext(cancelled -> {
+                    metrics.ended(List.of(cancelled.task()));
+                    events.appended();
+                })
                 .switchIfEmpty(Mono.defer(() -> explainRefusal(id, "cancelled")));
     }
 

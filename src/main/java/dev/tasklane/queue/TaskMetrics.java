@@ -1,0 +1,97 @@
+package dev.tasklane.queue;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import org.springframework.stereotype.Component;
+
+/**
+ * Counts what happens to tasks, as {@link TaskStore} records it: one place that sees every
+ * transition, whichever worker (in-process or pull) or call caused it. Counts within one batch
+ * are added up before they reach the registry.
+ */
+@Component
+public final class TaskMetrics {
+
+    private static final Duration SHORTEST = Duration.ofMillis(1);
+    private static final Duration LONGEST = Duration.ofHours(2);
+
+    private final MeterRegistry meters;
+
+    TaskMetrics(MeterRegistry meters) {
+        this.meters = meters;
+    }
+
+    void enqueued(Collection<Task> tasks) {
+        countBy(tasks, task -> List.of(task.queue(), task.type())).forEach((key, n) ->
+                Counter.builder("tasklane.tasks.enqueued").description("Tasks enqueued")
+                        .tag("queue", key.get(0)).tag("type", key.get(1)).register(meters).increment(n));
+    }
+
+    void claimed(String queue, Collection<Task> tasks) {
+        if (tasks.isEmpty()) {
+            return;
+        }
+        Counter.builder("tasklane.tasks.claimed").description("Tasks claimed by workers")
+                .tag("queue", queue).register(meters).increment(tasks.size());
+        DistributionSummary.builder("tasklane.claim.batch.size").description("Tasks taken by one claim")
+                .tag("queue", queue).register(meters).record(tasks.size());
+        Timer queueTime = Timer.builder("tasklane.task.queue.time")
+                .description("From when a task was due (created or run-at, whichever is later) to its claim")
+                .tag("queue", queue)
+                .publishPercentileHistogram().minimumExpectedValue(SHORTEST).maximumExpectedValue(LONGEST)
+                .register(meters);
+        for (Task task : tasks) {
+            if (task.startedAt() != null) {
+                Instant due = task.runAt().isAfter(task.createdAt()) ? task.runAt() : task.createdAt();
+                queueTime.record(nonNegative(Duration.between(due, task.startedAt())));
+            }
+        }
+    }
+
+    /** Tasks as a transition left them: terminal ones are completed, queued ones retried. */
+    void ended(Collection<Task> tasks) {
+        countBy(tasks.stream().filter(t -> t.state().isTerminal()).toList(),
+                task -> List.of(task.queue(), task.type(), task.state().wireName())).forEach((key, n) ->
+                Counter.builder("tasklane.tasks.completed").description("Tasks that reached a terminal state")
+                        .tag("queue", key.get(0)).tag("type", key.get(1)).tag("outcome", key.get(2))
+                        .register(meters).increment(n));
+        countBy(tasks.stream().filter(t -> t.state() == TaskState.QUEUED).toList(),
+                task -> List.of(task.queue(), task.type())).forEach((key, n) ->
+                Counter.builder("tasklane.tasks.retried").description("Failed attempts scheduled to run again")
+                        .tag("queue", key.get(0)).tag("type", key.get(1)).register(meters).increment(n));
+        for (Task task : tasks) {
+            if (task.state().isTerminal() && task.startedAt() != null && task.finishedAt() != null) {
+                Timer.builder("tasklane.task.run.time").description("From a task's last start to its end")
+                        .tag("queue", task.queue()).tag("type", task.type())
+                        .publishPercentileHistogram().minimumExpectedValue(SHORTEST).maximumExpectedValue(LONGEST)
+                        .register(meters)
+                        .record(nonNegative(Duration.between(task.startedAt(), task.finishedAt())));
+            }
+        }
+    }
+
+    void rescued(Collection<Task> tasks) {
+        countBy(tasks, task -> List.of(task.queue())).forEach((key, n) ->
+                Counter.builder("tasklane.tasks.rescued").description("Tasks whose lease expired, taken back")
+                        .tag("queue", key.get(0)).register(meters).increment(n));
+        ended(tasks.stream().filter(t -> t.state().isTerminal()).toList());
+    }
+
+    private static Map<List<String>, Long> countBy(Collection<Task> tasks, Function<Task, List<String>> key) {
+        return tasks.stream().collect(Collectors.groupingBy(key, Collectors.counting()));
+    }
+
+    private static Duration nonNegative(Duration duration) {
+        return duration.isNegative() ? Duration.ZERO : duration;
+    }
+}

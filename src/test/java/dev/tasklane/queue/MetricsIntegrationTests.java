@@ -1,0 +1,98 @@
+package dev.tasklane.queue;
+
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Optional;
+
+import dev.tasklane.testsupport.Sql;
+import dev.tasklane.testsupport.TaskFixtures;
+import dev.tasklane.testsupport.Tasks;
+import dev.tasklane.testsupport.WorkerIntegrationTest;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The metrics of the contract, read the way Prometheus reads them, after real work. */
+final class MetricsIntegrationTests extends WorkerIntegrationTest {
+
+    private static final Duration PATIENCE = Duration.ofSeconds(20);
+
+    @Autowired
+    private QueueDepthMetrics depth;
+    @Autowired
+    private TaskStore store;
+
+    @Test
+    void workShowsUpUnderTheContractsMetricNamesAndLabels() {
+        Tasks tasks = new Tasks(api());
+        String idle = TaskFixtures.uniqueQueue("metrics-idle");
+        long succeeded = tasks.enqueue("wk-basic", "{\"type\": \"noop\"}").get("id").longValue();
+        long failed = tasks.enqueue("wk-retry", "{\"type\": \"sleep\", \"maxAttempts\": 2, \"payload\": {\"failAttempts\": 9}}")
+                .get("id").longValue();
+        tasks.enqueue(idle, "{\"type\": \"noop\"}");
+        long cancelled = tasks.enqueue(idle, "{\"type\": \"noop\"}").get("id").longValue();
+        long rescued = tasks.enqueue(idle, "{\"type\": \"noop\"}").get("id").longValue();
+        tasks.post("/api/v1/tasks/" + cancelled + "/cancel", 200);
+        Sql.update("UPDATE task SET state = 'running', attempt = 1, worker_id = 'gone', started_at = now(),"
+                + " lease_expires_at = now() - interval '1 second' WHERE id = ?", rescued);
+        store.rescueExpired(500).collectList().block(PATIENCE);
+        tasks.awaitState(succeeded, "succeeded", PATIENCE);
+        tasks.awaitState(failed, "failed", PATIENCE);
+        depth.runOnce().block(PATIENCE);
+
+        String scrape = scrape();
+
+        assertThat(value(scrape, "tasklane_tasks_enqueued_total", "queue=\"wk-basic\"", "type=\"noop\"")).hasValueSatisfying(v -> assertThat(v).isPositive());
+        assertThat(value(scrape, "tasklane_tasks_enqueued_total", "queue=\"" + idle + "\"", "type=\"noop\"")).contains(3.0);
+        assertThat(value(scrape, "tasklane_tasks_claimed_total", "queue=\"wk-retry\"")).hasValueSatisfying(v -> assertThat(v).isGreaterThanOrEqualTo(2));
+        assertThat(value(scrape, "tasklane_tasks_completed_total", "queue=\"wk-basic\"", "type=\"noop\"", "outcome=\"succeeded\"")).isPresent();
+        assertThat(value(scrape, "tasklane_tasks_completed_total", "queue=\"wk-retry\"", "type=\"sleep\"", "outcome=\"failed\"")).isPresent();
+        assertThat(value(scrape, "tasklane_tasks_completed_total", "queue=\"" + idle + "\"", "type=\"noop\"", "outcome=\"cancelled\"")).contains(1.0);
+        assertThat(value(scrape, "tasklane_tasks_retried_total", "queue=\"wk-retry\"", "type=\"sleep\"")).isPresent();
+        assertThat(value(scrape, "tasklane_tasks_rescued_total", "queue=\"" + idle + "\"")).contains(1.0);
+        assertThat(value(scrape, "tasklane_queue_depth", "queue=\"" + idle + "\"", "state=\"queued\"")).contains(2.0);
+        assertThat(value(scrape, "tasklane_queue_depth", "queue=\"" + idle + "\"", "state=\"running\"")).contains(0.0);
+        assertThat(value(scrape, "tasklane_queue_oldest_age_seconds", "queue=\"" + idle + "\"")).hasValueSatisfying(v -> assertThat(v).isGreaterThan(0));
+        assertThat(value(scrape, "tasklane_task_queue_time_seconds_bucket", "queue=\"wk-basic\"", "le=\"+Inf\"")).isPresent();
+        assertThat(value(scrape, "tasklane_task_run_time_seconds_bucket", "queue=\"wk-basic\"", "type=\"noop\"", "le=\"+Inf\"")).isPresent();
+        assertThat(value(scrape, "tasklane_claim_batch_size_count", "queue=\"wk-basic\"")).isPresent();
+        assertThat(value(scrape, "tasklane_sse_subscribers", "stream=\"task\"")).isPresent();
+        assertThat(value(scrape, "tasklane_sse_subscribers", "stream=\"queue\"")).isPresent();
+        assertThat(value(scrape, "tasklane_sse_events_sent_total")).isPresent();
+        assertThat(value(scrape, "tasklane_sse_catchups_total")).isPresent();
+        assertThat(scrape).contains("r2dbc_pool_");
+    }
+
+    @Test
+    void aQueueThatEmptiesReportsZeroInsteadOfVanishing() {
+        Tasks tasks = new Tasks(api());
+        String queue = TaskFixtures.uniqueQueue("metrics-drained");
+        long id = tasks.enqueue(queue, "{\"type\": \"noop\"}").get("id").longValue();
+        depth.runOnce().block(PATIENCE);
+        assertThat(value(scrape(), "tasklane_queue_depth", "queue=\"" + queue + "\"", "state=\"queued\"")).contains(1.0);
+
+        tasks.post("/api/v1/tasks/" + id + "/cancel", 200);
+        depth.runOnce().block(PATIENCE);
+
+        String scrape = scrape();
+        assertThat(value(scrape, "tasklane_queue_depth", "queue=\"" + queue + "\"", "state=\"queued\"")).contains(0.0);
+        assertThat(value(scrape, "tasklane_queue_oldest_age_seconds", "queue=\"" + queue + "\"")).contains(0.0);
+    }
+
+    private String scrape() {
+        return anonymous().get().uri("/actuator/prometheus").exchange().expectStatus().isOk()
+                .expectBody(String.class).returnResult().getResponseBody();
+    }
+
+    /** The value of the one sample of {@code name} whose labels include every one given. */
+    private static Optional<Double> value(String scrape, String name, String... labels) {
+        List<String> samples = scrape.lines()
+                .filter(line -> line.startsWith(name + "{") || line.startsWith(name + " "))
+                .filter(line -> Arrays.stream(labels).allMatch(label -> line.contains(label)))
+                .toList();
+        assertThat(samples).as("samples of %s with %s", name, List.of(labels)).hasSizeLessThanOrEqualTo(1);
+        return samples.stream().findFirst().map(line -> Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1)));
+    }
+}
