@@ -11,6 +11,10 @@ import java.util.Set;
 import dev.tasklane.config.TasklaneProperties;
 import dev.tasklane.queue.Claim;
 import dev.tasklane.worker.PullWorkers;
+import io.swagger.v3.oas.annotations.Operation;
+import io.swagger.v3.oas.annotations.media.Content;
+import io.swagger.v3.oas.annotations.media.Schema;
+import io.swagger.v3.oas.annotations.responses.ApiResponse;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
@@ -36,8 +40,16 @@ class ClaimController {
         this.maxResultBytes = properties.maxPayloadBytes();
     }
 
+    @Operation(operationId = "claim",
+            summary = "Claim tasks for an external worker, optionally long-polling",
+            responses = {
+                @ApiResponse(responseCode = "200", description = "The claimed tasks, running under this worker's lease; [] if none")
+            })
     @PostMapping("/queues/{queue}/claims")
-    Mono<TaskController.TaskList> claim(@PathVariable String queue, @RequestBody JsonNode body) {
+    Mono<TaskController.TaskList> claim(@PathVariable String queue,
+            @io.swagger.v3.oas.annotations.parameters.RequestBody(required = true,
+                    content = @Content(schema = @Schema(implementation = ApiSchemas.Claim.class)))
+            @RequestBody JsonNode body) {
         EnqueueRequests.requireQueueName(queue);
         List<FieldError> errors = new ArrayList<>();
         JsonFields fields = JsonFields.of(body, "", errors);
@@ -52,8 +64,16 @@ class ClaimController {
                 .map(tasks -> new TaskController.TaskList(tasks.stream().map(TaskJson::of).toList()));
     }
 
+    @Operation(operationId = "heartbeat",
+            summary = "Extend the lease of a claimed task",
+            responses = {
+                @ApiResponse(responseCode = "200", description = "The task")
+            })
     @PostMapping("/tasks/{id}/heartbeat")
-    Mono<TaskJson> heartbeat(@PathVariable String id, @RequestBody JsonNode body) {
+    Mono<TaskJson> heartbeat(@PathVariable String id,
+            @io.swagger.v3.oas.annotations.parameters.RequestBody(required = true,
+                    content = @Content(schema = @Schema(implementation = ApiSchemas.Heartbeat.class)))
+            @RequestBody JsonNode body) {
         long taskId = TaskIds.parse(id);
         List<FieldError> errors = new ArrayList<>();
         JsonFields fields = JsonFields.of(body, "", errors);
@@ -63,8 +83,16 @@ class ClaimController {
         return pull.heartbeat(taskId, workerId.orElseThrow(), Duration.ofSeconds(leaseSeconds)).map(TaskJson::of);
     }
 
+    @Operation(operationId = "reportProgress",
+            summary = "Report progress of a claimed task",
+            responses = {
+                @ApiResponse(responseCode = "200", description = "The task")
+            })
     @PostMapping("/tasks/{id}/progress")
-    Mono<TaskJson> progress(@PathVariable String id, @RequestBody JsonNode body) {
+    Mono<TaskJson> progress(@PathVariable String id,
+            @io.swagger.v3.oas.annotations.parameters.RequestBody(required = true,
+                    content = @Content(schema = @Schema(implementation = ApiSchemas.Progress.class)))
+            @RequestBody JsonNode body) {
         long taskId = TaskIds.parse(id);
         List<FieldError> errors = new ArrayList<>();
         JsonFields fields = JsonFields.of(body, "", errors);
@@ -79,8 +107,16 @@ class ClaimController {
         return pull.progress(taskId, workerId.orElseThrow(), percent, message).map(TaskJson::of);
     }
 
+    @Operation(operationId = "complete",
+            summary = "Finish a claimed task successfully",
+            responses = {
+                @ApiResponse(responseCode = "200", description = "The succeeded task")
+            })
     @PostMapping("/tasks/{id}/complete")
-    Mono<TaskJson> complete(@PathVariable String id, @RequestBody JsonNode body) {
+    Mono<TaskJson> complete(@PathVariable String id,
+            @io.swagger.v3.oas.annotations.parameters.RequestBody(required = true,
+                    content = @Content(schema = @Schema(implementation = ApiSchemas.Complete.class)))
+            @RequestBody JsonNode body) {
         long taskId = TaskIds.parse(id);
         List<FieldError> errors = new ArrayList<>();
         JsonFields fields = JsonFields.of(body, "", errors);
@@ -90,8 +126,16 @@ class ClaimController {
         return pull.complete(taskId, workerId.orElseThrow(), result).map(TaskJson::of);
     }
 
+    @Operation(operationId = "fail",
+            summary = "Fail a claimed task: retried with backoff, or failed",
+            responses = {
+                @ApiResponse(responseCode = "200", description = "The task, queued again or failed")
+            })
     @PostMapping("/tasks/{id}/fail")
-    Mono<TaskJson> fail(@PathVariable String id, @RequestBody JsonNode body) {
+    Mono<TaskJson> fail(@PathVariable String id,
+            @io.swagger.v3.oas.annotations.parameters.RequestBody(required = true,
+                    content = @Content(schema = @Schema(implementation = ApiSchemas.Fail.class)))
+            @RequestBody JsonNode body) {
         long taskId = TaskIds.parse(id);
         List<FieldError> errors = new ArrayList<>();
         JsonFields fields = JsonFields.of(body, "", errors);

@@ -14,6 +14,8 @@ import dev.tasklane.events.StreamItem;
 import dev.tasklane.events.TaskEvent;
 import dev.tasklane.queue.TaskStore;
 import dev.tasklane.worker.Workers;
+import io.swagger.v3.oas.annotations.Operation;
+import io.swagger.v3.oas.annotations.responses.ApiResponse;
 import org.jspecify.annotations.Nullable;
 import org.springframework.http.CacheControl;
 import org.springframework.http.MediaType;
@@ -57,6 +59,13 @@ class EventStreamController {
         this.json = json;
     }
 
+    @Operation(operationId = "taskEvents",
+            summary = "One task's events: its history, then live ones; ends when the task is terminal",
+            description = "Resumes after Last-Event-ID (header, or the lastEventId parameter) with nothing lost or repeated.",
+            responses = {
+                @ApiResponse(responseCode = "200", description = "text/event-stream frames: id, event (queued, running, progress, succeeded, failed, cancelled), JSON data"),
+                @ApiResponse(responseCode = "204", description = "Reconnected after the last event of a terminal task")
+            })
     @GetMapping(path = "/tasks/{id}/events", produces = MediaType.TEXT_EVENT_STREAM_VALUE)
     Mono<ResponseEntity<Flux<DataBuffer>>> taskEvents(
             @PathVariable String id,
@@ -73,6 +82,12 @@ class EventStreamController {
         });
     }
 
+    @Operation(operationId = "events",
+            summary = "Every event from now on (or after Last-Event-ID), optionally one queue and some event names; never ends",
+            description = "Resumes after Last-Event-ID (header, or the lastEventId parameter) with nothing lost or repeated.",
+            responses = {
+                @ApiResponse(responseCode = "200", description = "text/event-stream frames; a gap event (no id) first where retention pruned events after the cursor")
+            })
     @GetMapping(path = "/events", produces = MediaType.TEXT_EVENT_STREAM_VALUE)
     ResponseEntity<Flux<DataBuffer>> allEvents(
             @RequestParam(required = false) @Nullable String queue,

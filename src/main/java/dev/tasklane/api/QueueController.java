@@ -11,6 +11,8 @@ import dev.tasklane.queue.Wakeups;
 import dev.tasklane.worker.WorkerInfo;
 import dev.tasklane.worker.WorkerRegistry;
 import dev.tasklane.worker.Workers;
+import io.swagger.v3.oas.annotations.Operation;
+import io.swagger.v3.oas.annotations.responses.ApiResponse;
 import org.jspecify.annotations.Nullable;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
@@ -56,6 +58,11 @@ class QueueController {
         }
     }
 
+    @Operation(operationId = "listQueues",
+            summary = "Every queue with its counts (may lag by up to 5 s)",
+            responses = {
+                @ApiResponse(responseCode = "200", description = "The queues")
+            })
     @GetMapping("/queues")
     Mono<QueueList> list() {
         Set<String> inProcess = workers.queueNames();
@@ -67,12 +74,22 @@ class QueueController {
         });
     }
 
+    @Operation(operationId = "pauseQueue",
+            summary = "Stop claims from a queue (creates it if unknown)",
+            responses = {
+                @ApiResponse(responseCode = "200", description = "The queue")
+            })
     @PostMapping("/queues/{queue}/pause")
     Mono<QueueJson> pause(@PathVariable String queue) {
         EnqueueRequests.requireQueueName(queue);
         return queues.setPaused(queue, true).map(stats -> json(stats, workers.queueNames().contains(queue)));
     }
 
+    @Operation(operationId = "resumeQueue",
+            summary = "Let a paused queue be claimed from again",
+            responses = {
+                @ApiResponse(responseCode = "200", description = "The queue")
+            })
     @PostMapping("/queues/{queue}/resume")
     Mono<QueueJson> resume(@PathVariable String queue) {
         EnqueueRequests.requireQueueName(queue);
@@ -81,6 +98,11 @@ class QueueController {
                 .map(stats -> json(stats, workers.queueNames().contains(queue)));
     }
 
+    @Operation(operationId = "listWorkers",
+            summary = "Live workers: replicas and pull workers",
+            responses = {
+                @ApiResponse(responseCode = "200", description = "The workers")
+            })
     @GetMapping("/workers")
     Mono<WorkerList> workers() {
         return registry.live().map(WorkerJson::of).collectList().map(WorkerList::new);

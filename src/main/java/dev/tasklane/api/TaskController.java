@@ -16,6 +16,10 @@ import dev.tasklane.queue.TaskStore;
 import dev.tasklane.queue.Wakeups;
 import dev.tasklane.worker.HandlerRegistry;
 import dev.tasklane.worker.Workers;
+import io.swagger.v3.oas.annotations.Operation;
+import io.swagger.v3.oas.annotations.media.Content;
+import io.swagger.v3.oas.annotations.media.Schema;
+import io.swagger.v3.oas.annotations.responses.ApiResponse;
 import org.jspecify.annotations.Nullable;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
@@ -60,8 +64,17 @@ class TaskController {
     record TaskPageJson(List<TaskJson> tasks, @Nullable String next) {
     }
 
+    @Operation(operationId = "enqueue",
+            summary = "Enqueue a task",
+            responses = {
+                @ApiResponse(responseCode = "201", description = "Created; Location names the task"),
+                @ApiResponse(responseCode = "200", description = "An existing task with the same idempotency key (Idempotent-Replayed: true)")
+            })
     @PostMapping("/queues/{queue}/tasks")
-    Mono<ResponseEntity<TaskJson>> enqueue(@PathVariable String queue, @RequestBody JsonNode body) {
+    Mono<ResponseEntity<TaskJson>> enqueue(@PathVariable String queue,
+            @io.swagger.v3.oas.annotations.parameters.RequestBody(required = true,
+                    content = @Content(schema = @Schema(implementation = ApiSchemas.Enqueue.class)))
+            @RequestBody JsonNode body) {
         EnqueueRequests.requireQueueName(queue);
         return Mono.fromSupplier(() -> requests.single(body))
                 .flatMap(task -> tasks.enqueue(queue, List.of(task)))
@@ -75,8 +88,17 @@ class TaskController {
                 });
     }
 
+    @Operation(operationId = "enqueueBatch",
+            summary = "Enqueue up to 1000 tasks, all or none",
+            responses = {
+                @ApiResponse(responseCode = "201", description = "At least one task was created"),
+                @ApiResponse(responseCode = "200", description = "Every task was an idempotent replay")
+            })
     @PostMapping("/queues/{queue}/tasks/batch")
-    Mono<ResponseEntity<TaskList>> enqueueBatch(@PathVariable String queue, @RequestBody JsonNode body) {
+    Mono<ResponseEntity<TaskList>> enqueueBatch(@PathVariable String queue,
+            @io.swagger.v3.oas.annotations.parameters.RequestBody(required = true,
+                    content = @Content(schema = @Schema(implementation = ApiSchemas.Batch.class)))
+            @RequestBody JsonNode body) {
         EnqueueRequests.requireQueueName(queue);
         return Mono.fromSupplier(() -> requests.batch(body))
                 .flatMap(batch -> tasks.enqueue(queue, batch))
@@ -88,11 +110,21 @@ class TaskController {
                 });
     }
 
+    @Operation(operationId = "cancelTask",
+            summary = "Cancel a queued or running task",
+            responses = {
+                @ApiResponse(responseCode = "200", description = "The cancelled task")
+            })
     @PostMapping("/tasks/{id}/cancel")
     Mono<TaskJson> cancel(@PathVariable String id) {
         return workers.cancel(TaskIds.parse(id)).map(TaskJson::of);
     }
 
+    @Operation(operationId = "retryTask",
+            summary = "Put a failed or cancelled task back in its queue, attempts reset",
+            responses = {
+                @ApiResponse(responseCode = "200", description = "The queued task")
+            })
     @PostMapping("/tasks/{id}/retry")
     Mono<TaskJson> retry(@PathVariable String id) {
         return tasks.retry(TaskIds.parse(id))
@@ -106,11 +138,21 @@ class TaskController {
                 .ifPresent(dueAt -> wakeups.wake(queue, dueAt.isAfter(Instant.now()) ? dueAt : null));
     }
 
+    @Operation(operationId = "getTask",
+            summary = "One task",
+            responses = {
+                @ApiResponse(responseCode = "200", description = "The task")
+            })
     @GetMapping("/tasks/{id}")
     Mono<TaskJson> get(@PathVariable String id) {
         return tasks.get(TaskIds.parse(id)).map(TaskJson::of);
     }
 
+    @Operation(operationId = "listTasks",
+            summary = "Tasks, newest first, a page at a time",
+            responses = {
+                @ApiResponse(responseCode = "200", description = "A page; pass next back as before")
+            })
     @GetMapping("/tasks")
     Mono<TaskPageJson> list(@RequestParam(required = false) @Nullable String queue,
                             @RequestParam(required = false) @Nullable String state,
@@ -125,6 +167,11 @@ class TaskController {
                 page.nextBeforeId() == null ? null : encodeCursor(page.nextBeforeId())));
     }
 
+    @Operation(operationId = "deleteTask",
+            summary = "Delete a terminal task and its events",
+            responses = {
+                @ApiResponse(responseCode = "204", description = "Deleted")
+            })
     @DeleteMapping("/tasks/{id}")
     Mono<ResponseEntity<Void>> delete(@PathVariable String id) {
         return tasks.delete(TaskIds.parse(id)).thenReturn(ResponseEntity.noContent().build());

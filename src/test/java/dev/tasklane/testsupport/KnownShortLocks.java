@@ -17,5 +17,9 @@ public final class KnownShortLocks implements BlockHoundIntegration {
         builder.allowBlockingCallsInside("io.netty.buffer.AdaptivePoolingAllocator$MagazineGroup", "tryExpandMagazines");
         builder.allowBlockingCallsInside("io.netty.buffer.AdaptivePoolingAllocator$Magazine", "free");
         builder.allowBlockingCallsInside("io.netty.buffer.AdaptivePoolingAllocator$Magazine", "tryAllocate");
+        // Static files (the dashboard, Swagger UI) are entries of the jar: WebFlux has no
+        // non-blocking way to open or read a classpath resource. The reads are small and come
+        // from the page cache; allowed here and nowhere else.
+        builder.allowBlockingCallsInside("org.springframework.web.reactive.resource.PathResourceResolver", "getResource");
     }
 }

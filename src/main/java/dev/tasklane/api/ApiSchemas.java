@@ -1,0 +1,88 @@
+package dev.tasklane.api;
+
+import java.util.List;
+
+import io.swagger.v3.oas.annotations.media.Schema;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Request bodies as the OpenAPI document describes them. The controllers read requests as JSON
+ * trees by the contract's own rules ({@link EnqueueRequests}, {@link JsonFields}); these records
+ * only document the shapes those rules accept.
+ */
+final class ApiSchemas {
+
+    private ApiSchemas() {
+    }
+
+    @Schema(name = "EnqueueRequest", description = "One task to enqueue")
+    record Enqueue(
+            @Schema(requiredMode = Schema.RequiredMode.REQUIRED, pattern = "^[A-Za-z0-9_.:-]{1,128}$",
+                    example = "sleep") String type,
+            @Schema(description = "Any JSON value, handed to the handler as is", example = "{\"durationMs\": 500}")
+            @Nullable Object payload,
+            @Schema(minimum = "-100", maximum = "100", defaultValue = "0", description = "Higher runs first")
+            @Nullable Integer priority,
+            @Schema(format = "date-time", description = "Not before this time; or give delaySeconds")
+            @Nullable String runAt,
+            @Schema(minimum = "0", description = "Not before this many seconds from now; or give runAt")
+            @Nullable Long delaySeconds,
+            @Schema(minimum = "1", maximum = "100", defaultValue = "5") @Nullable Integer maxAttempts,
+            @Schema(minLength = 1, maxLength = 200,
+                    description = "The same key on the same queue returns the existing task (200, Idempotent-Replayed)")
+            @Nullable String idempotencyKey) {
+    }
+
+    @Schema(name = "BatchEnqueueRequest", description = "Up to 1000 tasks, all enqueued or none")
+    record Batch(@Schema(requiredMode = Schema.RequiredMode.REQUIRED) @io.swagger.v3.oas.annotations.media.ArraySchema(
+            minItems = 1, maxItems = 1000) List<Enqueue> tasks) {
+    }
+
+    @Schema(name = "ClaimRequest")
+    record Claim(
+            @Schema(requiredMode = Schema.RequiredMode.REQUIRED, minLength = 1, maxLength = 200) String workerId,
+            @Schema(minimum = "1", maximum = "100", defaultValue = "1") @Nullable Integer max,
+            @Schema(minimum = "1", maximum = "43200", defaultValue = "30") @Nullable Integer leaseSeconds,
+            @Schema(minimum = "0", maximum = "30", defaultValue = "0",
+                    description = "Long poll: answer as soon as a task can be claimed, else [] at the deadline")
+            @Nullable Integer waitSeconds,
+            @Schema(description = "Only these task types") @Nullable List<String> types) {
+    }
+
+    @Schema(name = "HeartbeatRequest")
+    record Heartbeat(
+            @Schema(requiredMode = Schema.RequiredMode.REQUIRED) String workerId,
+            @Schema(minimum = "1", maximum = "43200", defaultValue = "30") @Nullable Integer leaseSeconds) {
+    }
+
+    @Schema(name = "ProgressRequest")
+    record Progress(
+            @Schema(requiredMode = Schema.RequiredMode.REQUIRED) String workerId,
+            @Schema(minimum = "0", maximum = "100") @Nullable Integer percent,
+            @Schema(maxLength = 1000) @Nullable String message) {
+    }
+
+    @Schema(name = "CompleteRequest")
+    record Complete(
+            @Schema(requiredMode = Schema.RequiredMode.REQUIRED) String workerId,
+            @Schema(description = "Any JSON value") @Nullable Object result) {
+    }
+
+    @Schema(name = "FailRequest")
+    record Fail(
+            @Schema(requiredMode = Schema.RequiredMode.REQUIRED) String workerId,
+            @Schema(requiredMode = Schema.RequiredMode.REQUIRED) String error,
+            @Schema(defaultValue = "true", description = "false fails the task whatever attempts are left")
+            @Nullable Boolean retry) {
+    }
+
+    @Schema(name = "Problem", description = "RFC 9457 problem details")
+    record Problem(
+            @Schema(example = "about:blank") String type,
+            String title,
+            int status,
+            String detail,
+            @Schema(description = "Each invalid field, for 422") @Nullable List<FieldError> errors,
+            @Schema(description = "The task's current state, for 409") @Nullable String state) {
+    }
+}

@@ -1,0 +1,104 @@
+package dev.tasklane.api;
+
+import java.util.Map;
+import java.util.Set;
+
+import io.swagger.v3.core.converter.ModelConverters;
+import io.swagger.v3.oas.models.Components;
+import io.swagger.v3.oas.models.OpenAPI;
+import io.swagger.v3.oas.models.Operation;
+import io.swagger.v3.oas.models.PathItem;
+import io.swagger.v3.oas.models.info.Info;
+import io.swagger.v3.oas.models.media.Content;
+import io.swagger.v3.oas.models.media.MediaType;
+import io.swagger.v3.oas.models.media.Schema;
+import io.swagger.v3.oas.models.parameters.Parameter;
+import io.swagger.v3.oas.models.responses.ApiResponse;
+import io.swagger.v3.oas.models.responses.ApiResponses;
+import io.swagger.v3.oas.models.security.SecurityRequirement;
+import io.swagger.v3.oas.models.security.SecurityScheme;
+import org.springdoc.core.customizers.OpenApiCustomizer;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * The OpenAPI document at {@code /v3/api-docs} (and Swagger UI at {@code /swagger-ui.html}):
+ * springdoc reads the routes and their own responses from the controllers; the answers every
+ * route shares by the contract's rules (401, and 400/413/415/422 for bodies, 404 for ids, 409
+ * for state changes) are added here, in one place, as problem details.
+ */
+@Configuration(proxyBeanMethods = false)
+class OpenApiConfig {
+
+    private static final String BEARER = "bearer";
+    private static final String PROBLEM = "application/problem+json";
+    private static final Set<String> CONFLICTS = Set.of("cancelTask", "retryTask", "deleteTask", "heartbeat", "reportProgress",
+            "complete", "fail");
+
+    @Bean
+    OpenAPI tasklaneOpenApi() {
+        return new OpenAPI()
+                .info(new Info().title("tasklane").version("v1").description("""
+                        A task queue on PostgreSQL: enqueue over REST, work in-process or by pull, \
+                        watch progress as Server-Sent Events. Every /api/v1 call needs \
+                        `Authorization: Bearer <token>`; errors are RFC 9457 problem details."""))
+                .components(new Components().addSecuritySchemes(BEARER, new SecurityScheme()
+                        .type(SecurityScheme.Type.HTTP).scheme("bearer")
+                        .description("One of TASKLANE_API_TOKENS")));
+    }
+
+    @Bean
+    OpenApiCustomizer sharedAnswers() {
+        return api -> {
+            Map<String, Schema> problem = ModelConverters.getInstance().read(ApiSchemas.Problem.class);
+            problem.forEach(api.getComponents()::addSchemas);
+            api.getPaths().forEach((path, item) -> {
+                if (path.startsWith("/api/v1/")) {
+                    item.readOperationsMap().forEach((method, operation) -> describe(path, method, operation));
+                }
+            });
+        };
+    }
+
+    private static void describe(String path, PathItem.HttpMethod method, Operation operation) {
+        operation.addSecurityItem(new SecurityRequirement().addList(BEARER));
+        ApiResponses responses = operation.getResponses();
+        boolean stream = path.endsWith("/events");
+        responses.values().forEach(response -> jsonInsteadOfAny(response, stream));
+        responses.addApiResponse("401", problem("No token, or a token that is not accepted"));
+        if (operation.getRequestBody() != null) {
+            responses.addApiResponse("400", problem("Malformed JSON, or a field of the wrong JSON type"));
+            responses.addApiResponse("413", problem("The body or a payload is over its limit"));
+            responses.addApiResponse("415", problem("The body is not JSON"));
+            responses.addApiResponse("422", problem("Invalid values; `errors` names each field"));
+        }
+        if (path.contains("{queue}") || path.equals("/api/v1/tasks")) {
+            responses.putIfAbsent("422", problem("Invalid values; `errors` names each field"));
+        }
+        if (path.contains("{id}")) {
+            responses.addApiResponse("404", problem("No task with this id"));
+        }
+        if (CONFLICTS.contains(operation.getOperationId())) {
+            responses.addApiResponse("409", problem("The task's state does not allow it; `state` says what it is"));
+        }
+        if (stream) {
+            responses.addApiResponse("400", problem("Last-Event-ID is not a number"));
+            operation.addParametersItem(new Parameter().in("query").name("access_token").required(false)
+                    .description("The bearer token, for EventSource, which cannot send headers")
+                    .schema(new Schema<String>().type("string")));
+        }
+    }
+
+    private static void jsonInsteadOfAny(ApiResponse response, boolean stream) {
+        Content content = response.getContent();
+        if (content != null && content.containsKey("*/*")) {
+            MediaType any = content.remove("*/*");
+            content.addMediaType(stream ? "text/event-stream" : "application/json", any);
+        }
+    }
+
+    private static ApiResponse problem(String description) {
+        return new ApiResponse().description(description).content(new Content().addMediaType(PROBLEM,
+                new MediaType().schema(new Schema<>().$ref("#/components/schemas/Problem"))));
+    }
+}
