@@ -125,11 +125,19 @@ final class QueueWorker {
                 .orElseGet(() -> Mono.just(Outcome.failure(task, owner.workerId(),
                         "no handler for type " + task.type(), true, backoff.delayAfter(task.attempt()))))
                 .takeUntilOther(running.whenStopped())
+                .doOnNext(outcome -> {
+                    if (!outcome.succeeded()) {
+                        TaskLog.info(log, task, owner.workerId(), "Attempt {} of task {} failed ({}): {}",
+                                task.attempt(), task.id(), outcome.retryable() ? "retryable" : "permanent",
+                                outcome.error());
+                    }
+                })
                 .flatMap(outcome -> completer.submit(outcome).thenReturn(outcome))
                 .doOnNext(this::wakeForRetry)
                 .onErrorResume(e -> {
                     // The lease runs out and the rescuer puts the task back; nothing is lost.
-                    log.warn("Outcome of task {} not recorded: {}", task.id(), e.toString());
+                    TaskLog.warn(log, task, owner.workerId(), "Outcome of task {} not recorded: {}", task.id(),
+                            e.toString());
                     return Mono.empty();
                 })
                 .doFinally(signal -> {

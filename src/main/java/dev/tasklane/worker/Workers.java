@@ -215,7 +215,9 @@ public class Workers implements SmartLifecycle {
         List<Long> ids = new ArrayList<>(running.keySet());
         running.values().forEach(task -> task.stop(RELEASED_ON_SHUTDOWN));
         log.info("Releasing {} unfinished tasks to queued", ids.size());
-        return store.release(workerId, ids, RELEASED_ON_SHUTDOWN).then().timeout(RELEASE_BUDGET);
+        return store.release(workerId, ids, RELEASED_ON_SHUTDOWN)
+                .doOnNext(task -> TaskLog.info(log, task, workerId, "Released task {} to queued on shutdown", task.id()))
+                .then().timeout(RELEASE_BUDGET);
     }
 
     @Override
