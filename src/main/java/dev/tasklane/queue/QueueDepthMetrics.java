@@ -5,6 +5,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.stream.Collectors;
 
 import dev.tasklane.config.TasklaneProperties;
 import dev.tasklane.support.PeriodicJob;
@@ -34,11 +35,14 @@ final class QueueDepthMetrics extends PeriodicJob {
     private final MultiGauge depth;
     private final MultiGauge oldestAge;
     // Replaced whole by each read, which runs one at a time; the gauges read it at scrape time.
-    private volatile Map<String, Depth> depths = Map.of();
+    private volatile Map<String, Depth> depths;
 
     QueueDepthMetrics(DatabaseClient db, MeterRegistry meters, TasklaneProperties properties) {
         super("Reading queue depth", Duration.ZERO, properties.metrics().depthInterval());
         this.db = db;
+        // Queues worked here are reported from the start, even while they have never had a task.
+        this.depths = properties.worker().queues().stream().map(spec -> spec.split(":", 2)[0].strip())
+                .distinct().collect(Collectors.toUnmodifiableMap(queue -> queue, queue -> Depth.EMPTY));
         this.depth = MultiGauge.builder("tasklane.queue.depth").description("Tasks waiting or running, per queue")
                 .register(meters);
         this.oldestAge = MultiGauge.builder("tasklane.queue.oldest.age").baseUnit("seconds")
