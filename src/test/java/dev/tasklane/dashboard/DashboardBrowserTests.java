@@ -1,0 +1,167 @@
+package dev.tasklane.dashboard;
+
+import java.io.File;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Duration;
+import java.util.List;
+
+import dev.tasklane.testsupport.TaskFixtures;
+import dev.tasklane.testsupport.Tasks;
+import dev.tasklane.testsupport.TcpProxy;
+import dev.tasklane.testsupport.WorkerIntegrationTest;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.openqa.selenium.By;
+import org.openqa.selenium.Dimension;
+import org.openqa.selenium.JavascriptExecutor;
+import org.openqa.selenium.OutputType;
+import org.openqa.selenium.StaleElementReferenceException;
+import org.openqa.selenium.TakesScreenshot;
+import org.openqa.selenium.WebDriver;
+import org.openqa.selenium.WebElement;
+import org.openqa.selenium.chrome.ChromeDriver;
+import org.openqa.selenium.chrome.ChromeDriverService;
+import org.openqa.selenium.chrome.ChromeOptions;
+import org.openqa.selenium.support.ui.ExpectedConditions;
+import org.openqa.selenium.support.ui.WebDriverWait;
+import org.springframework.boot.test.web.server.LocalServerPort;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The dashboard in a real browser: headless Chromium driven by Selenium against the running
+ * service. Needs Debian's {@code chromium} and {@code chromium-driver} (CI installs them); without
+ * them the test fails and says so.
+ */
+final class DashboardBrowserTests extends WorkerIntegrationTest {
+
+    private static final Path CHROMIUM = Path.of("/usr/bin/chromium");
+    private static final Path CHROMEDRIVER = Path.of("/usr/bin/chromedriver");
+    private static WebDriver browser;
+
+    @LocalServerPort
+    private int port;
+
+    @BeforeAll
+    static void startBrowser() throws Exception {
+        assertThat(Files.isExecutable(CHROMIUM) && Files.isExecutable(CHROMEDRIVER))
+                .as("the browser test needs Chromium and its driver: apt-get install chromium chromium-driver")
+                .isTrue();
+        ChromeOptions options = new ChromeOptions();
+        options.setBinary(CHROMIUM.toFile());
+        options.addArguments("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                "--disable-dev-shm-usage", "--user-data-dir=" + Files.createTempDirectory("chrome-profile"));
+        ChromeDriverService service = new ChromeDriverService.Builder()
+                .usingDriverExecutable(CHROMEDRIVER.toFile()).usingAnyFreePort().build();
+        browser = new ChromeDriver(service, options);
+        browser.manage().window().setSize(new Dimension(1280, 900));
+    }
+
+    @AfterAll
+    static void stopBrowser() {
+        if (browser != null) {
+            browser.quit();
+        }
+    }
+
+    @Test
+    void aUserEnqueuesATaskWatchesItsProgressToTheEndAndPausesAQueueWithoutReloading() throws Exception {
+        String idleQueue = TaskFixtures.uniqueQueue("dashboard");
+        new Tasks(api()).enqueue(idleQueue, "{\"type\": \"noop\"}"); // no worker here: it waits, listed
+        // Rows are redrawn as counts change: an element found a moment ago may be gone.
+        WebDriverWait wait = (WebDriverWait) new WebDriverWait(browser, Duration.ofSeconds(30))
+                .ignoring(StaleElementReferenceException.class);
+
+        signIn("http://127.0.0.1:" + port + "/", wait);
+        ((JavascriptExecutor) browser).executeScript("window.sameDocument = true;");
+
+        browser.findElement(By.cssSelector("nav a[data-view='enqueue']")).click();
+        replace(wait.until(ExpectedConditions.visibilityOfElementLocated(By.id("enqueue-queue"))), "wk-basic");
+        replace(browser.findElement(By.id("enqueue-type")), "sleep");
+        replace(browser.findElement(By.id("enqueue-payload")), "{\"durationMs\": 2000, \"steps\": 10}");
+        browser.findElement(By.id("enqueue-submit")).click();
+
+        wait.until(ExpectedConditions.urlMatches("#/task/\\d+$"));
+        wait.until(ExpectedConditions.attributeToBe(By.id("task-progress"), "aria-valuenow", "100"));
+        wait.until(ExpectedConditions.textToBe(By.id("task-state"), "succeeded"));
+        wait.until(driver -> progressEvents(driver).size() == 10);
+        assertThat(browser.findElement(By.id("task-progress-text")).getText()).isEqualTo("100 %");
+        assertThat(browser.findElement(By.id("task-result")).getText()).contains("\"sleptMs\": 2000");
+        screenshot("dashboard-task.png");
+
+        browser.findElement(By.cssSelector("nav a[data-view='queues']")).click();
+        By row = By.cssSelector("#queues-table tr[data-queue='" + idleQueue + "']");
+        wait.until(ExpectedConditions.visibilityOfElementLocated(row));
+        wait.until(driver -> {
+            driver.findElement(row).findElement(By.tagName("button")).click();
+            return true;
+        });
+        wait.until(driver -> driver.findElement(row).findElement(By.className("badge")).getText().equals("paused"));
+        assertThat(api().get().uri("/api/v1/queues").exchange().expectBody(String.class).returnResult()
+                .getResponseBody()).contains("\"name\":\"" + idleQueue + "\"");
+        screenshot("dashboard.png");
+
+        wait.until(driver -> {
+            driver.findElement(row).findElement(By.tagName("button")).click();
+            return true;
+        });
+        wait.until(driver -> driver.findElement(row).findElement(By.className("badge")).getText().equals("active"));
+        assertThat(((JavascriptExecutor) browser).executeScript("return window.sameDocument === true;"))
+                .as("no reload along the way").isEqualTo(true);
+    }
+
+    @Test
+    void whenTheConnectionDropsThePageSaysSoThenReconnectsAndShowsWhatItMissed() throws Exception {
+        String queue = TaskFixtures.uniqueQueue("dashboard-drop");
+        Tasks tasks = new Tasks(api());
+        WebDriverWait wait = new WebDriverWait(browser, Duration.ofSeconds(30));
+        try (TcpProxy proxy = new TcpProxy("127.0.0.1", port)) {
+            signIn("http://127.0.0.1:" + proxy.port() + "/#/events", wait);
+            long before = tasks.enqueue(queue, "{\"type\": \"noop\"}").get("id").longValue();
+            wait.until(driver -> feedMentions(driver, before));
+
+            proxy.cut();
+            wait.until(ExpectedConditions.visibilityOfElementLocated(By.id("disconnected")));
+            wait.until(ExpectedConditions.textToBe(By.id("connection"), "disconnected"));
+            long during = tasks.enqueue(queue, "{\"type\": \"noop\"}").get("id").longValue();
+            proxy.restore();
+
+            wait.until(ExpectedConditions.textToBe(By.id("connection"), "live"));
+            wait.until(ExpectedConditions.invisibilityOfElementLocated(By.id("disconnected")));
+            wait.until(driver -> feedMentions(driver, during));
+        }
+    }
+
+    /** Opens the dashboard at {@code url} and gives it the token, as a user does the first time. */
+    private static void signIn(String url, WebDriverWait wait) {
+        browser.get(url);
+        wait.until(ExpectedConditions.visibilityOfElementLocated(By.id("token-input"))).sendKeys(TOKEN);
+        browser.findElement(By.id("token-submit")).click();
+        wait.until(ExpectedConditions.textToBe(By.id("connection"), "live"));
+    }
+
+    private static boolean feedMentions(WebDriver driver, long taskId) {
+        return driver.findElements(By.cssSelector("#feed li")).stream()
+                .anyMatch(line -> line.getText().contains("task " + taskId + " "));
+    }
+
+    private static List<WebElement> progressEvents(WebDriver driver) {
+        return driver.findElements(By.cssSelector("#task-events .badge")).stream()
+                .filter(badge -> badge.getText().equals("progress")).toList();
+    }
+
+    private static void replace(WebElement field, String text) {
+        field.clear();
+        field.sendKeys(text);
+    }
+
+    private static void screenshot(String name) throws Exception {
+        File shot = ((TakesScreenshot) browser).getScreenshotAs(OutputType.FILE);
+        Files.createDirectories(Path.of("target"));
+        Files.copy(shot.toPath(), Path.of("target", name), StandardCopyOption.REPLACE_EXISTING);
+    }
+}
