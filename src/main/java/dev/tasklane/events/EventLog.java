@@ -9,6 +9,7 @@ import java.util.Objects;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.tasklane.config.TasklaneProperties;
+import dev.tasklane.support.SerializedSink;
 import io.r2dbc.spi.Readable;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -55,7 +56,7 @@ public final class EventLog implements SmartLifecycle {
     private final NotificationListener listener;
     private final Duration poll;
     private final Sinks.Many<LiveEvent> hot = Sinks.many().multicast().directBestEffort();
-    private final Sinks.Many<Boolean> triggers = Sinks.many().multicast().directBestEffort();
+    private final SerializedSink<Boolean> triggers = new SerializedSink<>();
     private final AtomicInteger subscribers = new AtomicInteger();
     // Confined to the reader's pipeline (one round at a time); volatile for readers of the horizon.
     private final Deque<Pending> pending = new ArrayDeque<>();
@@ -158,7 +159,7 @@ public final class EventLog implements SmartLifecycle {
     }
 
     private void trigger() {
-        triggers.emitNext(true, Sinks.EmitFailureHandler.busyLooping(Duration.ofMillis(50)));
+        triggers.emit(true);
     }
 
     /**

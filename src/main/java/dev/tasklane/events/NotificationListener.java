@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
 
+import dev.tasklane.support.SerializedSink;
 import io.r2dbc.postgresql.api.PostgresqlConnection;
 import io.r2dbc.postgresql.api.PostgresqlResult;
 import io.r2dbc.spi.ConnectionFactories;
@@ -18,7 +19,6 @@ import org.springframework.stereotype.Component;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
-import reactor.core.publisher.Sinks;
 import reactor.util.retry.Retry;
 
 /**
@@ -44,8 +44,8 @@ public final class NotificationListener implements SmartLifecycle {
     private static final List<String> CHANNELS = List.of(WAKE_CHANNEL, CANCEL_CHANNEL, EVENTS_CHANNEL);
 
     private final ConnectionFactory connections;
-    private final Sinks.Many<Notification> notifications = Sinks.many().multicast().directBestEffort();
-    private final Sinks.Many<Boolean> connected = Sinks.many().multicast().directBestEffort();
+    private final SerializedSink<Notification> notifications = new SerializedSink<>();
+    private final SerializedSink<Boolean> connected = new SerializedSink<>();
     private final AtomicReference<@Nullable PostgresqlConnection> current = new AtomicReference<>();
     private volatile @Nullable Disposable loop;
 
@@ -105,10 +105,10 @@ public final class NotificationListener implements SmartLifecycle {
                             .then(Mono.fromRunnable(() -> {
                                 current.set(connection);
                                 log.info("Listening for notifications");
-                                connected.emitNext(true, Sinks.EmitFailureHandler.busyLooping(Duration.ofMillis(50)));
+                                connected.emit(true);
                             }))
                             .thenMany(received)
-                            .doOnNext(n -> notifications.emitNext(n, Sinks.EmitFailureHandler.busyLooping(Duration.ofMillis(50))))
+                            .doOnNext(notifications::emit)
                             .then();
                 },
                 connection -> {

@@ -8,11 +8,11 @@ import java.util.Set;
 
 import dev.tasklane.events.Notification;
 import dev.tasklane.events.NotificationListener;
+import dev.tasklane.support.SerializedSink;
 import org.jspecify.annotations.Nullable;
 import org.springframework.stereotype.Component;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
-import reactor.core.publisher.Sinks;
 
 /**
  * Tells whoever waits on a queue (pipelines, long polls) that tasks became due there or will at
@@ -22,7 +22,7 @@ import reactor.core.publisher.Sinks;
 @Component
 public final class Wakeups {
 
-    private final Sinks.Many<Wakeup> local = Sinks.many().multicast().directBestEffort();
+    private final SerializedSink<Wakeup> local = new SerializedSink<>();
     private final NotificationListener listener;
     private final Batcher<Wakeup> notifier;
 
@@ -72,7 +72,7 @@ public final class Wakeups {
      */
     public void wake(String queue, @Nullable Instant dueAt) {
         Wakeup wakeup = new Wakeup(queue, dueAt);
-        local.emitNext(wakeup, Sinks.EmitFailureHandler.busyLooping(Duration.ofMillis(50)));
+        local.emit(wakeup);
         notifier.offer(wakeup);
     }
 

@@ -11,12 +11,12 @@ import dev.tasklane.queue.Outcome;
 import dev.tasklane.queue.Task;
 import dev.tasklane.queue.TaskStore;
 import dev.tasklane.queue.Wakeups;
+import dev.tasklane.support.SerializedSink;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
-import reactor.core.publisher.Sinks;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.databind.node.NullNode;
@@ -43,7 +43,7 @@ final class QueueWorker {
     private final Duration lease;
     private final Duration pollInterval;
     private final AtomicInteger inFlight = new AtomicInteger();
-    private final Sinks.Many<Long> kicks = Sinks.many().multicast().directBestEffort();
+    private final SerializedSink<Long> kicks = new SerializedSink<>();
     private volatile boolean draining;
     private volatile Disposable pipeline = Flux.never().subscribe();
 
@@ -165,7 +165,7 @@ final class QueueWorker {
     }
 
     private void kick() {
-        kicks.emitNext(0L, Sinks.EmitFailureHandler.busyLooping(Duration.ofMillis(50)));
+        kicks.emit(0L);
     }
 
     private static String describe(Throwable error) {
