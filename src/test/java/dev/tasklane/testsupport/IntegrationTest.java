@@ -4,6 +4,7 @@ import java.time.Duration;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.boot.webtestclient.autoconfigure.AutoConfigureWebTestClient;
 import org.springframework.http.HttpHeaders;
 import org.springframework.test.context.DynamicPropertyRegistry;
@@ -27,6 +28,8 @@ public abstract class IntegrationTest {
 
     @Autowired
     private WebTestClient webTestClient;
+    @LocalServerPort
+    private int port;
 
     @DynamicPropertySource
     static void database(DynamicPropertyRegistry registry) {
@@ -43,7 +46,8 @@ public abstract class IntegrationTest {
 
     /** A client that sends no token. */
     protected WebTestClient anonymous() {
-        return webTestClient.mutate().responseTimeout(Duration.ofSeconds(30))
+        // An address, not "localhost": nothing to resolve on a client event loop.
+        return webTestClient.mutate().baseUrl("http://127.0.0.1:" + port).responseTimeout(Duration.ofSeconds(30))
                 .codecs(codecs -> codecs.defaultCodecs().maxInMemorySize(32 * 1024 * 1024))
                 .build();
     }
