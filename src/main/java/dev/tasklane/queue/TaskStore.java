@@ -115,6 +115,15 @@ public class TaskStore {
 
     /** Inserts what it can; emits (position from 1, task) for each inserted row. */
     private Flux<Map.Entry<Integer, Task>> insertMany(String queue, List<NewTask> tasks) {
+        return enqueueStatement(db, queue, tasks)
+                .map(row -> Map.entry(Math.toIntExact(Objects.requireNonNull(row.get("ord", Long.class))),
+                        toTask(row)))
+                .all()
+                .transform(this::appending);
+    }
+
+    /** The enqueue statement, bound: the service's hot path, also run bare by the benchmark. */
+    static DatabaseClient.GenericExecuteSpec enqueueStatement(DatabaseClient db, String queue, List<NewTask> tasks) {
         int n = tasks.size();
         String[] types = new String[n];
         String[] payloads = new String[n];
@@ -141,11 +150,7 @@ public class TaskStore {
                 .bind("runAts", runAts)
                 .bind("delaysMs", delaysMs)
                 .bind("maxAttempts", maxAttempts)
-                .bind("keys", keys)
-                .map(row -> Map.entry(Math.toIntExact(Objects.requireNonNull(row.get("ord", Long.class))),
-                        toTask(row)))
-                .all()
-                .transform(this::appending);
+                .bind("keys", keys);
     }
 
     public Mono<Task> get(long id) {
@@ -198,20 +203,33 @@ public class TaskStore {
 
     /** Claims due tasks in claim order; see {@link TaskSql#CLAIM}. */
     public Flux<Task> claim(Claim claim) {
+        return claimStatement(db, claim)
+                .map(TaskStore::toTask)
+                .all()
+                .transform(claimed -> recording(claimed, tasks -> metrics.claimed(claim.queue(), tasks)));
+    }
+
+    /** The claim statement, bound: the service's hot path, also run bare by the benchmark's ceiling. */
+    static DatabaseClient.GenericExecuteSpec claimStatement(DatabaseClient db, Claim claim) {
         return db.sql(TaskSql.CLAIM)
                 .bind("queue", claim.queue())
                 .bind("anyType", claim.types().isEmpty())
                 .bind("types", claim.types().toArray(String[]::new))
                 .bind("limit", claim.limit())
                 .bind("workerId", claim.workerId())
-                .bind("leaseMs", claim.lease().toMillis())
-                .map(TaskStore::toTask)
-                .all()
-                .transform(claimed -> recording(claimed, tasks -> metrics.claimed(claim.queue(), tasks)));
+                .bind("leaseMs", claim.lease().toMillis());
     }
 
     /** Records many outcomes in one statement; emits the tasks whose worker still held them. */
     public Flux<Task> complete(List<Outcome> outcomes) {
+        return completeStatement(db, outcomes)
+                .map(TaskStore::toTask)
+                .all()
+                .transform(ended -> recording(ended, metrics::ended));
+    }
+
+    /** The statement that records outcomes, bound: the service's hot path, also run bare by the benchmark. */
+    static DatabaseClient.GenericExecuteSpec completeStatement(DatabaseClient db, List<Outcome> outcomes) {
         int n = outcomes.size();
         Long[] ids = new Long[n];
         Integer[] attempts = new Integer[n];
@@ -237,10 +255,7 @@ public class TaskStore {
         return db.sql(TaskSql.COMPLETE_MANY)
                 .bind("ids", ids).bind("attempts", attempts).bind("workerIds", workerIds)
                 .bind("succeeded", succeeded).bind("results", results).bind("errors", errors)
-                .bind("retryable", retryable).bind("delaysMs", delaysMs).bind("leaseMustHold", leaseMustHold)
-                .map(TaskStore::toTask)
-                .all()
-                .transform(ended -> recording(ended, metrics::ended));
+                .bind("retryable", retryable).bind("delaysMs", delaysMs).bind("leaseMustHold", leaseMustHold);
     }
 
     /**

@@ -4,18 +4,13 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
+import dev.tasklane.testsupport.ServiceProcess;
 import dev.tasklane.testsupport.TaskFixtures;
-import dev.tasklane.testsupport.TestDatabase;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -31,34 +26,19 @@ import static org.awaitility.Awaitility.await;
 final class ProcessIntegrationTests {
 
     private static final JsonMapper JSON = JsonMapper.builder().build();
-    private static final Pattern PORT = Pattern.compile("Netty started on port (\\d+)");
 
     @Test
     void sigtermDrainsTheServiceAndItsStructuredLogsCarryTaskContextButNeverTheToken() throws Exception {
         String queue = TaskFixtures.uniqueQueue("process");
         String token = "process-token-" + UUID.randomUUID();
-        TestDatabase.Coordinates database = TestDatabase.get();
-        ProcessBuilder builder = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx256m", "-cp", System.getProperty("java.class.path"), "dev.tasklane.TasklaneApplication");
-        builder.environment().putAll(Map.of(
-                "SERVER_PORT", "0",
-                "SPRING_R2DBC_URL", database.r2dbcUrl(),
-                "SPRING_R2DBC_USERNAME", database.user(),
-                "SPRING_R2DBC_PASSWORD", database.password(),
+        try (ServiceProcess service = ServiceProcess.start(Map.of(
                 "TASKLANE_API_TOKENS", token,
                 "TASKLANE_WORKER_QUEUES", queue + ":4",
                 "TASKLANE_MAINTENANCE_ENABLED", "false",
                 "TASKLANE_RETRY_BASE_DELAY", "100ms",
                 "SPRING_LIFECYCLE_TIMEOUT_PER_SHUTDOWN_PHASE", "6s",
-                "LOGGING_STRUCTURED_FORMAT_CONSOLE", "ecs"));
-        // To a file, not a pipe: a pipe's last lines can be lost when the process exits.
-        Path log = Files.createTempFile("tasklane-process", ".log");
-        builder.redirectErrorStream(true).redirectOutput(log.toFile());
-        Process process = builder.start();
-        try {
-            await().atMost(Duration.ofSeconds(60)).until(() -> port(Files.readAllLines(log)) > 0 || !process.isAlive());
-            assertThat(process.isAlive()).as("service started: %s", Files.readString(log)).isTrue();
-            Api api = new Api(port(Files.readAllLines(log)), token);
+                "LOGGING_STRUCTURED_FORMAT_CONSOLE", "ecs"), "-Xmx256m")) {
+            Api api = new Api(service.port(), token);
 
             long flaky = api.enqueue(queue, "{\"type\": \"sleep\", \"payload\": {\"durationMs\": 10, \"failAttempts\": 1}}");
             long slow = api.enqueue(queue, "{\"type\": \"sleep\", \"payload\": {\"durationMs\": 600000}}");
@@ -66,10 +46,9 @@ final class ProcessIntegrationTests {
                     && api.task(slow).get("state").stringValue().equals("running"));
 
             long signalled = System.nanoTime();
-            process.destroy(); // SIGTERM
-            assertThat(process.waitFor(30, TimeUnit.SECONDS)).as("exited after SIGTERM").isTrue();
+            assertThat(service.terminate(Duration.ofSeconds(30))).as("exited after SIGTERM").isTrue();
             assertThat(Duration.ofNanos(System.nanoTime() - signalled)).isLessThan(Duration.ofSeconds(20));
-            List<String> lines = Files.readAllLines(log);
+            List<String> lines = service.lines();
 
             JsonNode released = new Api(0, token).taskFromDatabase(slow);
             assertThat(released.get("state").stringValue()).isEqualTo("queued");
@@ -92,20 +71,7 @@ final class ProcessIntegrationTests {
                 assertThat(field(record, "task", "id")).isEqualTo(Long.toString(slow));
             });
             assertThat(String.join("\n", lines)).doesNotContain(token);
-        } finally {
-            process.destroyForcibly();
-            Files.deleteIfExists(log);
         }
-    }
-
-    private static int port(List<String> lines) {
-        for (String line : lines) {
-            Matcher matcher = PORT.matcher(line);
-            if (matcher.find()) {
-                return Integer.parseInt(matcher.group(1));
-            }
-        }
-        return 0;
     }
 
     /** A field that ECS writes either nested ({@code task: {id}}) or flat ({@code "task.id"}). */

@@ -40,8 +40,12 @@ public final class SseClient {
     private final WebClient unpooled;
 
     public SseClient(int port) {
+        this(port, IntegrationTest.TOKEN);
+    }
+
+    public SseClient(int port, String token) {
         this.client = WebClient.builder().baseUrl("http://127.0.0.1:" + port)
-                .defaultHeader(HttpHeaders.AUTHORIZATION, "Bearer " + IntegrationTest.TOKEN).build();
+                .defaultHeader(HttpHeaders.AUTHORIZATION, "Bearer " + token).build();
         // A connection of its own per status check: a stream's connection is never reused by it.
         this.unpooled = client.mutate().clientConnector(new ReactorClientHttpConnector(
                 HttpClient.create(ConnectionProvider.newConnection()))).build();

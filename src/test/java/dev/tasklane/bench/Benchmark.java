@@ -1,0 +1,375 @@
+package dev.tasklane.bench;
+
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Queue;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+
+import dev.tasklane.queue.HotStatementCeiling;
+import dev.tasklane.testsupport.ServiceProcess;
+import dev.tasklane.testsupport.SseClient;
+import dev.tasklane.testsupport.Sql;
+import dev.tasklane.testsupport.TestDatabase;
+import reactor.core.Disposable;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * The benchmark: two replicas of the service as processes on a throwaway database, driven over
+ * HTTP and SSE the way users drive them, and beside them the service's own hot statements run
+ * bare (the ceiling). Writes {@code results.json}, {@code chart.svg} and {@code results.txt}.
+ *
+ * <p>Replica A works the burned-down queue and the pickup queue; replica B serves the SSE
+ * subscribers (so delivery crosses replicas) and joins A on the scale-out queue.
+ */
+public final class Benchmark {
+
+    private static final JsonMapper JSON = JsonMapper.builder().build();
+    private static final String TOKEN = "bench-" + UUID.randomUUID();
+    private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+
+    private final Sizes sizes;
+    private final String run = Long.toString(System.currentTimeMillis() % 1_000_000, 36);
+    private final List<Figure> figures = new ArrayList<>();
+
+    private Benchmark(Sizes sizes) {
+        this.sizes = sizes;
+    }
+
+    /** Runs every measurement and writes the results under {@code out}. */
+    public static Results run(Sizes sizes, Path out) throws Exception {
+        return new Benchmark(sizes).runAll(out);
+    }
+
+    private Results runAll(Path out) throws Exception {
+        TestDatabase.Coordinates database = TestDatabase.get();
+        String bench = "bench-" + run;
+        String pickup = "pickup-" + run;
+        String scale = "scale-" + run;
+        int c = sizes.concurrency();
+        CompletableFuture<ServiceProcess> startingA = CompletableFuture.supplyAsync(() -> start(Map.of(
+                "TASKLANE_WORKER_QUEUES", bench + ":" + c + "," + pickup + ":4," + scale + ":" + c), "-Xmx1g"));
+        CompletableFuture<ServiceProcess> startingB = CompletableFuture.supplyAsync(() -> start(Map.of(
+                "TASKLANE_WORKER_QUEUES", scale + ":" + c), "-Xmx512m"));
+        try (ServiceProcess a = startingA.join(); ServiceProcess b = startingB.join();
+             HotStatementCeiling ceiling = new HotStatementCeiling(database.r2dbcUrl(), database.jdbcUrl(),
+                     database.user(), database.password(), 4)) {
+            // The ceiling first: the same statements, batch sizes and database, nothing in between.
+            String ceilingQueue = "ceiling-" + run;
+            step("ceiling: bare enqueue");
+            double ceilingEnqueue = ceiling.enqueue(ceilingQueue, sizes.tasks(), sizes.bulkBatch(), sizes.bulkInFlight());
+            step("ceiling: bare claim and complete");
+            double ceilingProcess = ceiling.process(ceilingQueue, 2, c);
+            step("burn-down, one replica");
+
+            burnDown(a, b, bench, ceilingEnqueue, ceilingProcess);
+            step("single enqueue");
+            singleEnqueue(a, ceilingEnqueue);
+            step("idle pickup");
+            pickup(a, pickup);
+            step("burn-down, two replicas");
+            scaleOut(a, b, scale, ceilingProcess);
+            step("idle subscribers");
+            idleSubscribers(b);
+            step("claim cost");
+            claimCostIsFlat(ceiling);
+        }
+        Results results = new Results(LocalDate.now().toString(), machine(), sizes, List.copyOf(figures));
+        Report.write(results, out);
+        return results;
+    }
+
+    // ---- the measurements
+
+    /** Bulk enqueue into a paused queue, then its burn-down, with SSE delivery on the other replica. */
+    private void burnDown(ServiceProcess a, ServiceProcess b, String queue, double ceilingEnqueue,
+                          double ceilingProcess) throws Exception {
+        post(a, "/api/v1/queues/" + queue + "/pause", null, 200);
+        double bulk = bulkEnqueue(a, queue, sizes.tasks());
+        figures.add(new Figure("bulk enqueue (batches of " + sizes.bulkBatch() + ", " + sizes.bulkInFlight()
+                + " in flight)", "tasks/s", bulk, ceilingEnqueue, ">= 80,000", "with their queued events"));
+
+        Queue<Long> deliveryMicros = new ConcurrentLinkedQueue<>();
+        Disposable subscriber = new SseClient(b.port(), TOKEN)
+                .events("/api/v1/events?queue=" + queue + "&events=succeeded", null)
+                .subscribe(event -> deliveryMicros.add(micros(Instant.parse(JSON.readTree(event.data()).get("at").stringValue()),
+                        Instant.now())));
+        try {
+            awaitMetric(b, "tasklane_sse_subscribers{stream=\"queue\"", 1); // the subscription is open on B
+            BurnDown timed = resumeAndAwait(a, b, queue);
+            figures.add(new Figure("burn-down, one replica (" + sizes.tasks() + " noop, concurrency "
+                    + sizes.concurrency() + ")", "tasks/s", sizes.tasks() / timed.seconds(), ceilingProcess, ">= 30,000",
+                    timed.cpu().describe(timed.seconds())));
+            awaitCount(deliveryMicros, sizes.tasks(), Duration.ofSeconds(30));
+        } finally {
+            subscriber.dispose();
+        }
+        List<Long> sorted = sorted(deliveryMicros);
+        figures.add(new Figure("SSE delivery to the other replica under the burn-down, p50", "ms",
+                percentile(sorted, 50) / 1000.0, null, null, "event's transaction start → received"));
+        figures.add(new Figure("SSE delivery to the other replica under the burn-down, p99", "ms",
+                percentile(sorted, 99) / 1000.0, null, "<= 50", sorted.size() + " events"));
+    }
+
+    private double bulkEnqueue(ServiceProcess a, String queue, int count) throws Exception {
+        String batch = IntStream.range(0, sizes.bulkBatch()).mapToObj(i -> "{\"type\": \"noop\"}")
+                .collect(Collectors.joining(",", "{\"tasks\": [", "]}"));
+        int requests = count / sizes.bulkBatch();
+        long started = System.nanoTime();
+        parallel(requests, sizes.bulkInFlight(), i -> post(a, "/api/v1/queues/" + queue + "/tasks/batch", batch, 201));
+        return requests * sizes.bulkBatch() / seconds(started);
+    }
+
+    private void singleEnqueue(ServiceProcess a, double ceilingEnqueue) throws Exception {
+        String queue = "singles-" + run;
+        long started = System.nanoTime();
+        parallel(sizes.singles(), sizes.singlesInFlight(),
+                i -> post(a, "/api/v1/queues/" + queue + "/tasks", "{\"type\": \"noop\"}", 201));
+        figures.add(new Figure("single enqueue, " + sizes.singlesInFlight() + " in flight", "tasks/s",
+                sizes.singles() / seconds(started), ceilingEnqueue, ">= 6,000", "one task per request"));
+    }
+
+    private void pickup(ServiceProcess a, String queue) throws Exception {
+        long pause = 1000L / sizes.pickupsPerSecond();
+        for (int i = 0; i < sizes.pickups(); i++) {
+            long started = System.nanoTime();
+            post(a, "/api/v1/queues/" + queue + "/tasks", "{\"type\": \"noop\"}", 201);
+            Thread.sleep(Math.max(0, pause - (System.nanoTime() - started) / 1_000_000));
+        }
+        awaitSucceeded(queue, sizes.pickups());
+        List<Long> micros = Sql.column("SELECT (extract(epoch FROM started_at - created_at) * 1000000)::bigint"
+                + " FROM task WHERE queue = ? ORDER BY 1", queue).stream().map(Long::parseLong).toList();
+        figures.add(new Figure("idle pickup at " + sizes.pickupsPerSecond() + "/s, p50", "ms",
+                percentile(micros, 50) / 1000.0, null, "<= 1.5", "createdAt → startedAt"));
+        figures.add(new Figure("idle pickup at " + sizes.pickupsPerSecond() + "/s, p99", "ms",
+                percentile(micros, 99) / 1000.0, null, "<= 5", micros.size() + " tasks"));
+    }
+
+    private void scaleOut(ServiceProcess a, ServiceProcess b, String queue, double ceilingProcess) throws Exception {
+        post(a, "/api/v1/queues/" + queue + "/pause", null, 200);
+        bulkEnqueue(a, queue, sizes.tasks());
+        BurnDown timed = resumeAndAwait(a, b, queue);
+        figures.add(new Figure("burn-down, two replicas", "tasks/s", sizes.tasks() / timed.seconds(), ceilingProcess,
+                null, timed.cpu().describe(timed.seconds())));
+    }
+
+    /** How long a paused queue's tasks took from its resume to the last one finished, and the CPU used meanwhile. */
+    private record BurnDown(double seconds, Cpu cpu) {
+    }
+
+    private BurnDown resumeAndAwait(ServiceProcess a, ServiceProcess b, String queue) throws Exception {
+        Cpu before = Cpu.sample(a.pid(), b.pid());
+        Instant resumed = Instant.now();
+        post(a, "/api/v1/queues/" + queue + "/resume", null, 200);
+        Instant last = awaitSucceeded(queue, sizes.tasks());
+        Cpu used = Cpu.sample(a.pid(), b.pid()).minus(before);
+        return new BurnDown(Duration.between(resumed, last).toNanos() / 1e9, used);
+    }
+
+    private void idleSubscribers(ServiceProcess b) throws Exception {
+        String path = "/api/v1/events?queue=idle-" + run;
+        List<Socket> sockets = new ArrayList<>();
+        try {
+            for (int i = 0; i < sizes.idleSubscribers(); i++) {
+                Socket socket = new Socket();
+                socket.connect(new InetSocketAddress("127.0.0.1", b.port()), 10_000);
+                OutputStream request = socket.getOutputStream();
+                request.write(("GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n"
+                        + "Authorization: Bearer " + TOKEN + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+                request.flush();
+                sockets.add(socket);
+            }
+            awaitMetric(b, "tasklane_sse_subscribers{stream=\"queue\"", sizes.idleSubscribers());
+            double held = metric(b, "tasklane_sse_subscribers{stream=\"queue\"");
+            new ProcessBuilder("jcmd", Long.toString(b.pid()), "GC.run").redirectErrorStream(true).start()
+                    .waitFor(60, TimeUnit.SECONDS);
+            double heapMb = metric(b, "jvm_memory_used_bytes{area=\"heap\"") / (1024 * 1024);
+            figures.add(new Figure("idle SSE subscribers held by one replica (-Xmx512m)", "subscribers", held,
+                    null, ">= 10,000", String.format("heap after a full GC: %.0f MB", heapMb)));
+            figures.add(new Figure("heap with those subscribers, after a full GC", "MB", heapMb, null, "<= 512", ""));
+        } finally {
+            for (Socket socket : sockets) {
+                socket.close();
+            }
+        }
+    }
+
+    private void claimCostIsFlat(HotStatementCeiling ceiling) throws Exception {
+        String small = "claim-small-" + run;
+        String big = "claim-big-" + run;
+        Sql.update("INSERT INTO task (queue, type) SELECT ?, 'noop' FROM generate_series(1, 1000)", small);
+        Sql.update("INSERT INTO task (queue, type) SELECT ?, 'noop' FROM generate_series(1, ?)", big,
+                sizes.claimBacklog());
+        Sql.update("ANALYZE task");
+        int batch = Math.min(100, sizes.concurrency());
+        ceiling.claimLatencies(small, batch, 20); // warm
+        double smallP50 = percentileOfDurations(ceiling.claimLatencies(small, batch, 200), 50);
+        double bigP50 = percentileOfDurations(ceiling.claimLatencies(big, batch, 200), 50);
+        figures.add(new Figure("claim of " + batch + " with 1,000 waiting, p50", "ms", smallP50, null, null, ""));
+        figures.add(new Figure("claim of " + batch + " with " + String.format("%,d", sizes.claimBacklog())
+                + " waiting, p50", "ms", bigP50, null, null, ""));
+        figures.add(new Figure("claim cost, large backlog / small", "×", bigP50 / smallP50, null, "<= 1.5", ""));
+        Sql.update("DELETE FROM task WHERE queue IN (?, ?)", small, big);
+    }
+
+    // ---- support
+
+    private static void step(String what) {
+        System.out.println(Instant.now() + " benchmark: " + what);
+    }
+
+    private static ServiceProcess start(Map<String, String> settings, String heap) {
+        try {
+            Map<String, String> all = new java.util.HashMap<>(settings);
+            all.put("TASKLANE_API_TOKENS", TOKEN);
+            return ServiceProcess.start(all, heap);
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static void post(ServiceProcess replica, String path, String body, int expected) {
+        try {
+            HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + replica.port() + path))
+                    .header("Authorization", "Bearer " + TOKEN).header("Content-Type", "application/json")
+                    .POST(body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
+            HttpResponse<String> response = HTTP.send(request.build(), HttpResponse.BodyHandlers.ofString());
+            if (response.statusCode() != expected) {
+                List<String> log = replica.lines();
+                throw new IllegalStateException(path + " answered " + response.statusCode() + ": " + response.body()
+                        + "\nthe replica's log ends:\n" + String.join("\n", log.subList(Math.max(0, log.size() - 80),
+                        log.size())));
+            }
+        } catch (Exception e) {
+            throw e instanceof RuntimeException r ? r : new IllegalStateException(e);
+        }
+    }
+
+    private static double metric(ServiceProcess replica, String prefix) throws Exception {
+        HttpResponse<String> response = HTTP.send(HttpRequest.newBuilder(
+                        URI.create("http://127.0.0.1:" + replica.port() + "/actuator/prometheus")).build(),
+                HttpResponse.BodyHandlers.ofString());
+        return response.body().lines().filter(line -> line.startsWith(prefix))
+                .mapToDouble(line -> Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1))).sum();
+    }
+
+    private static void awaitMetric(ServiceProcess replica, String prefix, double atLeast) throws Exception {
+        long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
+        while (metric(replica, prefix) < atLeast && System.nanoTime() < deadline) {
+            Thread.sleep(100);
+        }
+    }
+
+    /** Runs {@code count} calls on {@code threads} threads; fails if any call failed. */
+    private static void parallel(int count, int threads, IntCall call) throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        AtomicInteger next = new AtomicInteger();
+        try {
+            List<CompletableFuture<Void>> workers = IntStream.range(0, threads).mapToObj(t -> CompletableFuture.runAsync(() -> {
+                for (int i; (i = next.getAndIncrement()) < count; ) {
+                    call.run(i);
+                }
+            }, pool)).toList();
+            CompletableFuture.allOf(workers.toArray(CompletableFuture[]::new)).get(10, TimeUnit.MINUTES);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @FunctionalInterface
+    private interface IntCall {
+        void run(int i);
+    }
+
+    /** Waits until {@code count} tasks of the queue succeeded; returns when the last one finished. */
+    private static Instant awaitSucceeded(String queue, int count) throws Exception {
+        long deadline = System.nanoTime() + Duration.ofMinutes(10).toNanos();
+        while (System.nanoTime() < deadline) {
+            List<String> row = Sql.column("SELECT count(*) || ' ' || coalesce(to_char(max(finished_at) AT TIME ZONE 'UTC',"
+                    + " 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), '') FROM task WHERE queue = ? AND state = 'succeeded'", queue);
+            String[] parts = row.get(0).split(" ");
+            if (Integer.parseInt(parts[0]) >= count) {
+                return Instant.parse(parts[1]);
+            }
+            Thread.sleep(50);
+        }
+        throw new IllegalStateException("queue " + queue + " did not finish");
+    }
+
+    private static void awaitCount(Queue<Long> samples, int count, Duration patience) throws InterruptedException {
+        long deadline = System.nanoTime() + patience.toNanos();
+        while (samples.size() < count && System.nanoTime() < deadline) {
+            Thread.sleep(50);
+        }
+    }
+
+    private static List<Long> sorted(Queue<Long> samples) {
+        List<Long> list = new ArrayList<>(samples);
+        Collections.sort(list);
+        return list;
+    }
+
+    static double percentile(List<Long> sorted, int p) {
+        if (sorted.isEmpty()) {
+            return Double.NaN;
+        }
+        int index = (int) Math.ceil(p / 100.0 * sorted.size()) - 1;
+        return sorted.get(Math.max(0, Math.min(sorted.size() - 1, index)));
+    }
+
+    private static double percentileOfDurations(List<Duration> sorted, int p) {
+        return percentile(sorted.stream().map(d -> d.toNanos()).toList(), p) / 1e6;
+    }
+
+    private static long micros(Instant from, Instant to) {
+        return Duration.between(from, to).toNanos() / 1000;
+    }
+
+    private static double seconds(long startedNanos) {
+        return (System.nanoTime() - startedNanos) / 1e9;
+    }
+
+    private static String machine() {
+        return Runtime.getRuntime().availableProcessors() + " cores, Java " + System.getProperty("java.version")
+                + ", PostgreSQL " + Sql.column("SHOW server_version").get(0) + " with stock settings";
+    }
+
+    /**
+     * One figure.
+     *
+     * @param ceiling the same work done by the bare statements, where there is one
+     * @param target the issue's target, as text
+     */
+    public record Figure(String name, String unit, double value, Double ceiling, String target, String note) {
+
+        public Double ratio() {
+            return ceiling == null || ceiling == 0 ? null : value / ceiling;
+        }
+    }
+
+    public record Results(String date, String machine, Sizes sizes, List<Figure> figures) {
+    }
+}
