@@ -21,5 +21,8 @@ public final class KnownShortLocks implements BlockHoundIntegration {
         // non-blocking way to open or read a classpath resource. The reads are small and come
         // from the page cache; allowed here and nowhere else.
         builder.allowBlockingCallsInside("org.springframework.web.reactive.resource.PathResourceResolver", "getResource");
+        // springdoc builds the OpenAPI document once, on the first request for it (behind a lock),
+        // and scans the classpath for its annotations while it does; later requests get the cache.
+        builder.allowBlockingCallsInside("org.springdoc.api.AbstractOpenApiResource", "getOpenApi");
     }
 }
