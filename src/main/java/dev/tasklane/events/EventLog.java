@@ -9,6 +9,7 @@ import java.util.Objects;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.tasklane.config.TasklaneProperties;
+import dev.tasklane.support.LoopLifecycle;
 import dev.tasklane.support.SerializedSink;
 import io.r2dbc.spi.Readable;
 import org.jspecify.annotations.Nullable;
@@ -41,7 +42,7 @@ import reactor.core.publisher.Sinks;
  * back while it runs.
  */
 @Component
-public final class EventLog implements SmartLifecycle {
+public final class EventLog extends LoopLifecycle {
 
     private static final Logger log = LoggerFactory.getLogger(EventLog.class);
     private static final int PAGE = 500;
@@ -64,7 +65,6 @@ public final class EventLog implements SmartLifecycle {
     private long lastSeen = -1;
     private long lastEmitted = -1;
     private volatile boolean notifyPending;
-    private volatile Disposable loop;
 
     EventLog(DatabaseClient db, NotificationListener listener, TasklaneProperties properties) {
         this.db = db;
@@ -245,7 +245,7 @@ public final class EventLog implements SmartLifecycle {
     }
 
     @Override
-    public void start() {
+    protected Disposable startLoop() {
         pending.clear();
         delivered = -1;
         lastSeen = -1;
@@ -256,7 +256,7 @@ public final class EventLog implements SmartLifecycle {
                 listener.connected(),
                 Flux.interval(poll).onBackpressureDrop().filter(tick -> subscribers.get() > 0 || delivered < 0 || !pending.isEmpty())
                         .map(tick -> true));
-        loop = wakes
+        return wakes
                 .onBackpressureLatest()
                 .concatMap(wake -> round()
                         .expand(again -> again ? round() : Mono.empty())
@@ -266,20 +266,6 @@ public final class EventLog implements SmartLifecycle {
                             return Mono.empty();
                         }), 1)
                 .subscribe();
-    }
-
-    @Override
-    public void stop() {
-        Disposable running = loop;
-        if (running != null) {
-            running.dispose();
-        }
-        loop = null;
-    }
-
-    @Override
-    public boolean isRunning() {
-        return loop != null;
     }
 
     @Override

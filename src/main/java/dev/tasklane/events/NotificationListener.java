@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
 
+import dev.tasklane.support.LoopLifecycle;
 import dev.tasklane.support.SerializedSink;
 import io.r2dbc.postgresql.api.PostgresqlConnection;
 import io.r2dbc.postgresql.api.PostgresqlResult;
@@ -31,7 +32,7 @@ import reactor.util.retry.Retry;
  * lost one costs a poll interval at worst, so it need not wait for a WAL flush under that lock.
  */
 @Component
-public final class NotificationListener implements SmartLifecycle {
+public final class NotificationListener extends LoopLifecycle {
 
     /** Tasks became due on a queue; payload {@code queue} or {@code queue@epochMillis}. */
     public static final String WAKE_CHANNEL = "tasklane_wake";
@@ -126,27 +127,13 @@ public final class NotificationListener implements SmartLifecycle {
     }
 
     @Override
-    public void start() {
-        loop = listenOnce()
+    protected Disposable startLoop() {
+        return listenOnce()
                 .then(Mono.<Void>error(new IllegalStateException("the LISTEN connection closed")))
                 .retryWhen(Retry.backoff(Long.MAX_VALUE, Duration.ofMillis(100)).maxBackoff(Duration.ofSeconds(5))
                         .doBeforeRetry(signal -> log.warn("LISTEN connection lost ({}); reconnecting",
                                 signal.failure().toString())))
                 .subscribe();
-    }
-
-    @Override
-    public void stop() {
-        Disposable running = loop;
-        if (running != null) {
-            running.dispose();
-        }
-        loop = null;
-    }
-
-    @Override
-    public boolean isRunning() {
-        return loop != null;
     }
 
     /** Starts before and stops after everything that sends or waits for notifications. */

@@ -4,7 +4,6 @@ import java.time.Duration;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.springframework.context.SmartLifecycle;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -14,13 +13,12 @@ import reactor.core.publisher.Mono;
  * round makes the loop skip ticks rather than fail, and a failed round is logged and the loop
  * goes on with the next tick.
  */
-public abstract class PeriodicJob implements SmartLifecycle {
+public abstract class PeriodicJob extends LoopLifecycle {
 
     private final Logger log = LoggerFactory.getLogger(getClass());
     private final String name;
     private final Duration firstDelay;
     private final Duration interval;
-    private volatile Disposable loop;
 
     /** A job whose first round runs one interval after start. */
     protected PeriodicJob(String name, Duration interval) {
@@ -37,8 +35,8 @@ public abstract class PeriodicJob implements SmartLifecycle {
     protected abstract Mono<?> runOnce();
 
     @Override
-    public void start() {
-        loop = Flux.interval(firstDelay, interval)
+    protected Disposable startLoop() {
+        return Flux.interval(firstDelay, interval)
                 .onBackpressureDrop()
                 .concatMap(tick -> runOnce()
                         .onErrorResume(e -> {
@@ -46,19 +44,5 @@ public abstract class PeriodicJob implements SmartLifecycle {
                             return Mono.empty();
                         }), 1)
                 .subscribe();
-    }
-
-    @Override
-    public void stop() {
-        Disposable running = loop;
-        if (running != null) {
-            running.dispose();
-        }
-        loop = null;
-    }
-
-    @Override
-    public boolean isRunning() {
-        return loop != null;
     }
 }
