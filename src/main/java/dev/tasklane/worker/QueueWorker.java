@@ -3,6 +3,7 @@ package dev.tasklane.worker;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.tasklane.queue.Batcher;
@@ -24,7 +25,9 @@ import tools.jackson.databind.node.NullNode;
 /**
  * The pipeline of one in-process queue. It claims only what it has room for (its free slots, in
  * one statement), runs up to {@code concurrency} handlers at once, and hands their outcomes to
- * the shared completer. Claims are triggered by wake-ups (an enqueue here or, by NOTIFY,
+ * the shared completer. A slot frees when its handler ends, not when the outcome is written, so
+ * the next claim overlaps the write (up to {@code concurrency} outcomes may wait for it); the task
+ * stays tracked, its lease renewed, until the write, and a drain waits for it. Claims are triggered by wake-ups (an enqueue here or, by NOTIFY,
  * elsewhere; a retry or delayed task coming due; a slot freeing up) and by a slow safety poll.
  */
 final class QueueWorker {
@@ -42,7 +45,8 @@ final class QueueWorker {
     private final JsonMapper json;
     private final Duration lease;
     private final Duration pollInterval;
-    private final AtomicInteger inFlight = new AtomicInteger();
+    private final AtomicInteger inFlight = new AtomicInteger(); // handlers running: the slots taken
+    private final AtomicInteger awaitingCommit = new AtomicInteger(); // outcomes handed to the completer
     private final SerializedSink<Long> kicks = new SerializedSink<>();
     private volatile boolean draining;
     private volatile Disposable pipeline = Flux.never().subscribe();
@@ -120,6 +124,7 @@ final class QueueWorker {
 
     private Mono<Void> run(Task task) {
         RunningTask running = owner.track(task, lease);
+        AtomicBoolean slotHeld = new AtomicBoolean(true);
         return handlers.handler(task.type())
                 .map(handler -> Mono.defer(() -> attempt(handler, task)))
                 .orElseGet(() -> Mono.just(Outcome.failure(task, owner.workerId(),
@@ -132,7 +137,15 @@ final class QueueWorker {
                                 outcome.error());
                     }
                 })
-                .flatMap(outcome -> completer.submit(outcome).thenReturn(outcome))
+                .flatMap(outcome -> {
+                    // The handler is done: its slot may take the next task while the outcome is
+                    // written, as long as not too many outcomes wait to be written.
+                    if (awaitingCommit.incrementAndGet() <= spec.concurrency()) {
+                        releaseSlot(slotHeld);
+                    }
+                    return completer.submit(outcome).thenReturn(outcome)
+                            .doFinally(signal -> awaitingCommit.decrementAndGet());
+                })
                 .doOnNext(this::wakeForRetry)
                 .onErrorResume(e -> {
                     // The lease runs out and the rescuer puts the task back; nothing is lost.
@@ -141,9 +154,8 @@ final class QueueWorker {
                     return Mono.empty();
                 })
                 .doFinally(signal -> {
-                    owner.untrack(task.id());
-                    inFlight.decrementAndGet();
-                    kick();
+                    owner.untrack(task.id()); // only now: a drain waits for outcomes to be written
+                    releaseSlot(slotHeld);
                 })
                 .then();
     }
@@ -161,6 +173,13 @@ final class QueueWorker {
     private void wakeForRetry(Outcome outcome) {
         if (!outcome.succeeded() && outcome.retryable()) {
             wakeups.wake(spec.queue(), Instant.now().plus(outcome.retryDelay()));
+        }
+    }
+
+    private void releaseSlot(AtomicBoolean slotHeld) {
+        if (slotHeld.compareAndSet(true, false)) {
+            inFlight.decrementAndGet();
+            kick();
         }
     }
 
