@@ -9,6 +9,7 @@ import java.util.Objects;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.tasklane.config.TasklaneProperties;
+import dev.tasklane.support.JsonbColumn;
 import dev.tasklane.support.LoopLifecycle;
 import dev.tasklane.support.SerializedSink;
 import io.r2dbc.spi.Readable;
@@ -283,6 +284,6 @@ public final class EventLog extends LoopLifecycle {
                 Objects.requireNonNull(row.get("state", String.class)),
                 Objects.requireNonNull(row.get("attempt", Integer.class)),
                 Objects.requireNonNull(row.get("at", Instant.class)),
-                Objects.requireNonNullElse(row.get("detail", String.class), "{}"));
+                Objects.requireNonNullElse(JsonbColumn.text(row, "detail"), "{}"));
     }
 }

@@ -12,6 +12,7 @@ import java.util.function.Function;
 import java.util.stream.IntStream;
 
 import dev.tasklane.events.EventLog;
+import dev.tasklane.support.JsonbColumn;
 import io.r2dbc.spi.Readable;
 import org.jspecify.annotations.Nullable;
 import org.springframework.r2dbc.core.DatabaseClient;
@@ -357,7 +358,7 @@ public class TaskStore {
                 Objects.requireNonNull(row.get("id", Long.class)),
                 Objects.requireNonNull(row.get("queue", String.class)),
                 Objects.requireNonNull(row.get("type", String.class)),
-                row.get("payload", String.class),
+                JsonbColumn.text(row, "payload"),
                 TaskState.fromColumn(Objects.requireNonNull(row.get("state", String.class))),
                 Objects.requireNonNull(row.get("priority", Short.class)),
                 Objects.requireNonNull(row.get("attempt", Integer.class)),
@@ -370,7 +371,7 @@ public class TaskStore {
                 row.get("lease_expires_at", Instant.class),
                 toInteger(row.get("progress_percent", Short.class)),
                 row.get("progress_message", String.class),
-                row.get("result", String.class),
+                JsonbColumn.text(row, "result"),
                 row.get("last_error", String.class),
                 row.get("idempotency_key", String.class));
     }

@@ -14,6 +14,7 @@ import java.util.stream.IntStream;
 
 import io.r2dbc.pool.ConnectionPool;
 import io.r2dbc.pool.ConnectionPoolConfiguration;
+import io.r2dbc.postgresql.PostgresqlConnectionFactoryProvider;
 import io.r2dbc.spi.ConnectionFactories;
 import io.r2dbc.spi.ConnectionFactoryOptions;
 import org.springframework.r2dbc.core.DatabaseClient;
@@ -39,7 +40,9 @@ public final class HotStatementCeiling implements AutoCloseable {
 
     public HotStatementCeiling(String r2dbcUrl, String jdbcUrl, String user, String password, int connections) {
         ConnectionFactoryOptions options = ConnectionFactoryOptions.parse(r2dbcUrl).mutate()
-                .option(ConnectionFactoryOptions.USER, user).option(ConnectionFactoryOptions.PASSWORD, password).build();
+                .option(ConnectionFactoryOptions.USER, user).option(ConnectionFactoryOptions.PASSWORD, password)
+                .option(PostgresqlConnectionFactoryProvider.FORCE_BINARY, true) // as the service asks
+                .build();
         this.pool = new ConnectionPool(ConnectionPoolConfiguration.builder(ConnectionFactories.get(options))
                 .initialSize(connections).maxSize(connections).build());
         this.db = DatabaseClient.create(pool);
