@@ -13,7 +13,6 @@ import dev.tasklane.support.JsonbColumn;
 import dev.tasklane.support.LoopLifecycle;
 import dev.tasklane.support.SerializedSink;
 import io.r2dbc.spi.Readable;
-import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.context.SmartLifecycle;
@@ -30,12 +29,11 @@ import reactor.core.publisher.Sinks;
  * <p>Event ids come from a sequence in insert order but become visible in commit order: a reader
  * that has seen 105 may find 104 later. So the reader hands out events only up to a horizon below
  * which nothing can still appear. Every statement that appends an event already owns a
- * transaction id when it takes the event id (it writes the task row first). Reading the sequence's
- * last value L and then, in a later statement, a bound B above every transaction id assigned so
- * far (the snapshot's xmax, or above every running transaction's id if higher): every transaction
- * that took an event id up to L has a transaction id below B. Once a snapshot's xmin reaches B, all
- * of them have ended, and every event up to L is in the table or never will be. Each round reads
- * L, B and xmin, and pairs the previous round's L with this round's B.
+ * transaction id when it takes the event id (it writes the task row first). Each round reads the
+ * sequence's last value L and then takes a transaction id B of its own: every transaction that
+ * took an event id up to L got its transaction id before that, so below B. Once a later round's
+ * snapshot has an xmin of B or more, all of them have ended, and every event up to L is in the
+ * table or never will be.
  *
  * <p>The reader runs when this replica appended events, when another replica says so by NOTIFY,
  * and every poll interval while anyone is subscribed. What it reads becomes one shared hot stream.
@@ -52,7 +50,11 @@ public final class EventLog extends LoopLifecycle {
     private record Pending(long lastId, long bound) {
     }
 
-    private static final long UNPAIRED = Long.MAX_VALUE;
+    /**
+     * The least time between two rounds that follow each other at once: under load the reader
+     * would otherwise run back to back, and each round with news takes a transaction id.
+     */
+    private static final Duration ROUND_PACE = Duration.ofMillis(5);
 
     private final DatabaseClient db;
     private final NotificationListener listener;
@@ -164,43 +166,42 @@ public final class EventLog extends LoopLifecycle {
     }
 
     /**
-     * One round: reads the sequence, a snapshot and the bound above every assigned transaction
-     * id, pairs the id read last round with this round's bound, and delivers every event proven
-     * final. Emits whether another round is needed right away (an id still waits for its pairing,
-     * or this round moved the horizon).
+     * One round: reads the sequence, a snapshot and a bound above every transaction that may
+     * hold an event id up to what it read; delivers every event proven final. Emits whether
+     * another round is needed soon (this round read something new, which the next proves final,
+     * or it moved the horizon).
      */
     private Mono<Boolean> round() {
         return db.sql(EventSql.HORIZON)
-                .map(row -> new long[] {
-                        Objects.requireNonNull(row.get("last_id", Long.class)),
-                        Objects.requireNonNull(row.get("xmin", Long.class)),
-                        bound(Objects.requireNonNull(row.get("xmax", Long.class)), row.get("running", Long[].class))})
+                .bind("lastSeen", lastSeen)
+                .map(row -> {
+                    Long bound = row.get("bound", Long.class);
+                    return new long[] {
+                            Objects.requireNonNull(row.get("last_id", Long.class)),
+                            Objects.requireNonNull(row.get("xmin", Long.class)),
+                            bound == null ? -1 : bound};
+                })
                 .one()
                 .flatMap(horizon -> {
                     long lastId = horizon[0];
                     long xmin = horizon[1];
                     long bound = horizon[2];
-                    Pending newest = pending.peekLast();
-                    if (newest != null && newest.bound() == UNPAIRED) {
-                        pending.pollLast();
-                        pending.addLast(new Pending(newest.lastId(), bound));
-                    }
                     long safe = -1;
                     while (!pending.isEmpty() && pending.peekFirst().bound() <= xmin) {
                         safe = pending.pollFirst().lastId();
                     }
-                    if (lastId > lastSeen) {
+                    boolean readNews = lastId > lastSeen && bound >= 0;
+                    if (readNews) {
                         lastSeen = lastId;
-                        pending.addLast(new Pending(lastId, UNPAIRED));
+                        pending.addLast(new Pending(lastId, bound));
                     }
-                    boolean unpaired = !pending.isEmpty() && pending.peekLast().bound() == UNPAIRED;
                     if (safe < 0 || safe <= delivered) {
-                        return Mono.just(unpaired);
+                        return Mono.just(readNews);
                     }
                     if (delivered < 0) {
                         delivered = safe; // the live stream starts here
                         lastEmitted = safe;
-                        return Mono.just(unpaired);
+                        return Mono.just(readNews);
                     }
                     long from = delivered;
                     long upTo = safe;
@@ -222,29 +223,6 @@ public final class EventLog extends LoopLifecycle {
                 });
     }
 
-    /**
-     * Above every transaction id assigned so far: the snapshot's xmax, or one above the highest
-     * running id if that is higher. The running ids are 32-bit; they are placed in xmax's epoch.
-     */
-    static long bound(long xmax, Long @Nullable [] running) {
-        long bound = xmax;
-        if (running != null) {
-            for (Long xid : running) {
-                if (xid == null) {
-                    continue;
-                }
-                long full = (xmax & ~0xFFFF_FFFFL) | xid;
-                if (full - xmax > (1L << 31)) {
-                    full -= 1L << 32;
-                } else if (xmax - full > (1L << 31)) {
-                    full += 1L << 32;
-                }
-                bound = Math.max(bound, full + 1);
-            }
-        }
-        return bound;
-    }
-
     @Override
     protected Disposable startLoop() {
         pending.clear();
@@ -260,7 +238,7 @@ public final class EventLog extends LoopLifecycle {
         return wakes
                 .onBackpressureLatest()
                 .concatMap(wake -> round()
-                        .expand(again -> again ? round() : Mono.empty())
+                        .expand(again -> again ? round().delaySubscription(ROUND_PACE) : Mono.empty())
                         .then()
                         .onErrorResume(e -> {
                             log.warn("Reading the event log failed: {}", e.toString());
