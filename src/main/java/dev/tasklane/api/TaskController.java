@@ -77,10 +77,9 @@ class TaskController {
             @RequestBody JsonNode body) {
         EnqueueRequests.requireQueueName(queue);
         return Mono.fromSupplier(() -> requests.single(body))
-                .flatMap(task -> tasks.enqueue(queue, List.of(task)))
-                .doOnNext(results -> wakeFor(queue, results))
-                .map(results -> {
-                    Enqueued result = results.get(0);
+                .flatMap(task -> tasks.enqueueOne(queue, task))
+                .doOnNext(result -> wakeFor(queue, List.of(result)))
+                .map(result -> {
                     TaskJson json = TaskJson.of(result.task());
                     return result.created()
                             ? ResponseEntity.created(URI.create("/api/v1/tasks/" + json.id())).body(json)

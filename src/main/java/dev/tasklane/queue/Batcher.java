@@ -1,6 +1,7 @@
 package dev.tasklane.queue;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -22,16 +23,17 @@ import reactor.core.publisher.MonoSink;
  * monos when it ends. That is the single place where work is started outside a caller's chain.
  *
  * @param <T> what is submitted
+ * @param <R> what each submitter gets back (its own result, in the order of the batch)
  */
-public final class Batcher<T> {
+public final class Batcher<T, R> {
 
     private static final Logger log = LoggerFactory.getLogger(Batcher.class);
 
-    private record Pending<T>(T item, @Nullable MonoSink<Void> sink) {
+    private record Pending<T, R>(T item, @Nullable MonoSink<R> sink) {
 
-        void succeed() {
+        void succeed(@Nullable R result) {
             if (sink != null) {
-                sink.success();
+                sink.success(result);
             }
         }
 
@@ -45,25 +47,35 @@ public final class Batcher<T> {
     private final String name;
     private final int maxBatch;
     private final int maxInFlight;
-    private final Function<List<T>, Mono<Void>> flush;
-    private final Queue<Pending<T>> waiting = new ConcurrentLinkedQueue<>();
+    private final Function<List<T>, Mono<List<R>>> flush;
+    private final Queue<Pending<T, R>> waiting = new ConcurrentLinkedQueue<>();
     private final AtomicInteger flushing = new AtomicInteger();
 
     /**
      * @param name for logs
      * @param maxBatch most items in one flush
      * @param maxInFlight most flushes at once
-     * @param flush writes one batch
+     * @param flush writes one batch; emits one result per item, in the batch's order
      */
-    public Batcher(String name, int maxBatch, int maxInFlight, Function<List<T>, Mono<Void>> flush) {
+    public Batcher(String name, int maxBatch, int maxInFlight, Function<List<T>, Mono<List<R>>> flush) {
         this.name = name;
         this.maxBatch = maxBatch;
         this.maxInFlight = maxInFlight;
         this.flush = flush;
     }
 
-    /** Completes when the flush that carried the item has completed; errors if it failed. */
-    public Mono<Void> submit(T item) {
+    /** A batcher whose flush has no result to hand back: submitters learn only that it is done. */
+    public static <T> Batcher<T, Void> ofWrites(String name, int maxBatch, int maxInFlight,
+                                                 Function<List<T>, Mono<Void>> write) {
+        return new Batcher<>(name, maxBatch, maxInFlight,
+                items -> write.apply(items).then(Mono.fromSupplier(() -> Arrays.asList(new Void[items.size()]))));
+    }
+
+    /**
+     * Completes with the item's result when the flush that carried it has completed (empty for
+     * a null result); errors if it failed.
+     */
+    public Mono<R> submit(T item) {
         return Mono.create(sink -> {
             waiting.add(new Pending<>(item, sink));
             drain();
@@ -85,8 +97,8 @@ public final class Batcher<T> {
             if (!flushing.compareAndSet(running, running + 1)) {
                 continue;
             }
-            List<Pending<T>> batch = new ArrayList<>();
-            for (Pending<T> next; batch.size() < maxBatch && (next = waiting.poll()) != null; ) {
+            List<Pending<T, R>> batch = new ArrayList<>();
+            for (Pending<T, R> next; batch.size() < maxBatch && (next = waiting.poll()) != null; ) {
                 batch.add(next);
             }
             if (batch.isEmpty()) {
@@ -97,18 +109,28 @@ public final class Batcher<T> {
         }
     }
 
-    private void start(List<Pending<T>> batch) {
+    private void start(List<Pending<T, R>> batch) {
         Mono.defer(() -> flush.apply(batch.stream().map(Pending::item).toList()))
                 .doFinally(signal -> {
                     flushing.decrementAndGet();
                     drain();
                 })
                 .subscribe(
-                        null,
-                        error -> {
-                            log.warn("{}: a batch of {} failed: {}", name, batch.size(), error.toString());
-                            batch.forEach(pending -> pending.fail(error));
+                        results -> {
+                            if (results.size() != batch.size()) {
+                                fail(batch, new IllegalStateException(name + ": " + results.size()
+                                        + " results for a batch of " + batch.size()));
+                                return;
+                            }
+                            for (int i = 0; i < batch.size(); i++) {
+                                batch.get(i).succeed(results.get(i));
+                            }
                         },
-                        () -> batch.forEach(Pending::succeed));
+                        error -> fail(batch, error));
+    }
+
+    private void fail(List<Pending<T, R>> batch, Throwable error) {
+        log.warn("{}: a batch of {} failed: {}", name, batch.size(), error.toString());
+        batch.forEach(pending -> pending.fail(error));
     }
 }

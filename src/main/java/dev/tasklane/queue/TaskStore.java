@@ -3,7 +3,9 @@ package dev.tasklane.queue;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -31,14 +33,26 @@ public class TaskStore {
      */
     private static final int MAX_KEY_RACE_ROUNDS = 5;
 
+    /**
+     * Single enqueues in flight at once: requests arriving meanwhile share the next statement.
+     * Two, so that one statement's round trip overlaps the next one's.
+     */
+    private static final int SINGLE_ENQUEUES_IN_FLIGHT = 2;
+
     private final DatabaseClient db;
     private final EventLog events;
     private final TaskMetrics metrics;
+    private final Batcher<Single, Enqueued> singles;
 
     public TaskStore(DatabaseClient db, EventLog events, TaskMetrics metrics) {
         this.db = db;
         this.events = events;
         this.metrics = metrics;
+        this.singles = new Batcher<>("enqueue", 1000, SINGLE_ENQUEUES_IN_FLIGHT, this::enqueueGrouped);
+    }
+
+    /** One task for one queue, waiting to share an enqueue statement. */
+    private record Single(String queue, NewTask task) {
     }
 
     /** Tells the event reader that the rows just written appended events. */
@@ -64,6 +78,35 @@ public class TaskStore {
     public Mono<List<Enqueued>> enqueue(String queue, List<NewTask> tasks) {
         return enqueueRound(queue, tasks, new Enqueued[tasks.size()], allIndexes(tasks.size()), 1)
                 .map(List::of);
+    }
+
+    /**
+     * Enqueues one task. Concurrent calls are grouped into shared statements (one per queue in
+     * the group), which is what lets many small requests go as fast as a few big ones; each caller
+     * still gets its own task, created or (by idempotency key) replayed. A call that finds no
+     * statement running goes at once.
+     */
+    public Mono<Enqueued> enqueueOne(String queue, NewTask task) {
+        return singles.submit(new Single(queue, task));
+    }
+
+    private Mono<List<Enqueued>> enqueueGrouped(List<Single> group) {
+        Map<String, List<Integer>> positionsByQueue = new LinkedHashMap<>();
+        for (int i = 0; i < group.size(); i++) {
+            positionsByQueue.computeIfAbsent(group.get(i).queue(), queue -> new ArrayList<>()).add(i);
+        }
+        Enqueued[] results = new Enqueued[group.size()];
+        return Flux.fromIterable(positionsByQueue.entrySet())
+                .flatMap(byQueue -> {
+                    List<Integer> positions = byQueue.getValue();
+                    return enqueue(byQueue.getKey(), positions.stream().map(i -> group.get(i).task()).toList())
+                            .doOnNext(enqueued -> {
+                                for (int i = 0; i < positions.size(); i++) {
+                                    results[positions.get(i)] = enqueued.get(i);
+                                }
+                            });
+                })
+                .then(Mono.fromSupplier(() -> Arrays.asList(results)));
     }
 
     private Mono<Enqueued[]> enqueueRound(String queue, List<NewTask> all, Enqueued[] results,

@@ -24,7 +24,7 @@ public final class Wakeups {
 
     private final SerializedSink<Wakeup> local = new SerializedSink<>();
     private final NotificationListener listener;
-    private final Batcher<Wakeup> notifier;
+    private final Batcher<Wakeup, Void> notifier;
 
     /**
      * Tasks on a queue are due from {@code dueAt} on.
@@ -63,7 +63,7 @@ public final class Wakeups {
     Wakeups(NotificationListener listener) {
         this.listener = listener;
         // One NOTIFY transaction at a time per replica; wake-ups raised meanwhile share the next.
-        this.notifier = new Batcher<>("notify", 1000, 1, this::sendDistinct);
+        this.notifier = Batcher.ofWrites("notify", 1000, 1, this::sendDistinct);
     }
 
     /**

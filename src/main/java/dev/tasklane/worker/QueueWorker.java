@@ -39,7 +39,7 @@ final class QueueWorker {
     private final Workers owner;
     private final TaskStore store;
     private final HandlerRegistry handlers;
-    private final Batcher<Outcome> completer;
+    private final Batcher<Outcome, Void> completer;
     private final Wakeups wakeups;
     private final Backoff backoff;
     private final JsonMapper json;
@@ -51,8 +51,9 @@ final class QueueWorker {
     private volatile boolean draining;
     private volatile Disposable pipeline = Flux.never().subscribe();
 
-    QueueWorker(QueueSpec spec, Workers owner, TaskStore store, HandlerRegistry handlers, Batcher<Outcome> completer,
-                Wakeups wakeups, Backoff backoff, JsonMapper json, Duration lease, Duration pollInterval) {
+    QueueWorker(QueueSpec spec, Workers owner, TaskStore store, HandlerRegistry handlers,
+                Batcher<Outcome, Void> completer, Wakeups wakeups, Backoff backoff, JsonMapper json, Duration lease,
+                Duration pollInterval) {
         this.spec = spec;
         this.owner = owner;
         this.store = store;

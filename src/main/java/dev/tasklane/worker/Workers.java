@@ -68,7 +68,7 @@ public class Workers implements SmartLifecycle {
         this.lease = properties.worker().lease();
         this.drainTimeout = shutdownPhase.minus(RELEASE_BUDGET).isNegative() ? Duration.ZERO
                 : shutdownPhase.minus(RELEASE_BUDGET);
-        Batcher<Outcome> completer = new Batcher<>("complete", 500, 2,
+        Batcher<Outcome, Void> completer = Batcher.ofWrites("complete", 500, 2,
                 outcomes -> store.complete(outcomes).then());
         Backoff backoff = new Backoff(properties.retry().baseDelay(), properties.retry().maxDelay());
         this.queues = QueueSpec.parseAll(properties.worker().queues()).stream()
