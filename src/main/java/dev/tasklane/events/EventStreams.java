@@ -114,7 +114,7 @@ public final class EventStreams {
             // The first drop leaves a mark that reaches the subscriber when it reads again.
             Sinks.One<LiveEvent> overflowed = Sinks.one();
             Flux<LiveEvent> live = Flux.merge(
-                    eventLog.live()
+                    matching(eventLog.live(), filter)
                             .onBackpressureBuffer(LIVE_BUFFER, dropped -> {
                                 liveDropped.increment();
                                 overflowed.tryEmitValue(new LiveEvent(dropped.event(), LiveEvent.OVERFLOWED));
@@ -145,9 +145,6 @@ public final class EventStreams {
                                 return;
                             }
                             lastLive.set(item.event().id());
-                            if (!filter.test(item.event())) {
-                                return;
-                            }
                         }
                         if (item.event().id() > lastSent.get()) {
                             lastSent.set(item.event().id());
@@ -164,6 +161,34 @@ public final class EventStreams {
                         return Mono.delay(RETRY_PAUSE)
                                 .thenMany(replayThenLive(lastSent.get(), gapsPossible, filter, replay));
                     });
+        });
+    }
+
+    /**
+     * The live events this subscriber wants, each linked to the one it got before (the first to
+     * the live stream's position when it subscribed), so that its buffer holds only what it will
+     * send and a break in the chain still shows. The live stream gives every event, in order, to
+     * a subscriber with demand, and the buffer behind this always has demand: a break here means
+     * the live stream itself skipped, and is passed on as a missed-events mark.
+     */
+    private static Flux<LiveEvent> matching(Flux<LiveEvent> live, Predicate<TaskEvent> filter) {
+        return Flux.defer(() -> {
+            long[] lastSeen = {NONE}; // confined to the live stream's one emitting reader
+            long[] linkTo = {NONE};
+            return live.handle((item, sink) -> {
+                if (lastSeen[0] != NONE && item.previousId() != lastSeen[0]) {
+                    sink.next(new LiveEvent(item.event(), LiveEvent.OVERFLOWED));
+                    return;
+                }
+                if (linkTo[0] == NONE) {
+                    linkTo[0] = item.previousId();
+                }
+                lastSeen[0] = item.event().id();
+                if (filter.test(item.event())) {
+                    sink.next(new LiveEvent(item.event(), linkTo[0]));
+                    linkTo[0] = item.event().id();
+                }
+            });
         });
     }
 
