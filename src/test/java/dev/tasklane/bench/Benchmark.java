@@ -69,33 +69,42 @@ public final class Benchmark {
         String bench = "bench-" + run;
         String pickup = "pickup-" + run;
         String scale = "scale-" + run;
+        String warm = "warmup-" + run;
         int c = sizes.concurrency();
         CompletableFuture<ServiceProcess> startingA = CompletableFuture.supplyAsync(() -> start(Map.of(
-                "TASKLANE_WORKER_QUEUES", bench + ":" + c + "," + pickup + ":4," + scale + ":" + c), "-Xmx1g"));
+                "TASKLANE_WORKER_QUEUES", bench + ":" + c + "," + pickup + ":4," + scale + ":" + c + "," + warm + ":" + c),
+                "-Xmx1g"));
         CompletableFuture<ServiceProcess> startingB = CompletableFuture.supplyAsync(() -> start(Map.of(
-                "TASKLANE_WORKER_QUEUES", scale + ":" + c), "-Xmx512m"));
+                "TASKLANE_WORKER_QUEUES", scale + ":" + c + "," + warm + ":" + c), "-Xmx512m"));
         try (ServiceProcess a = startingA.join(); ServiceProcess b = startingB.join();
              HotStatementCeiling ceiling = new HotStatementCeiling(database.r2dbcUrl(), database.jdbcUrl(),
                      database.user(), database.password(), 4)) {
-            // The ceiling first: the same statements, batch sizes and database, nothing in between.
-            String ceilingQueue = "ceiling-" + run;
-            step("ceiling: bare enqueue");
-            double ceilingEnqueue = ceiling.enqueue(ceilingQueue, sizes.tasks(), sizes.bulkBatch(), sizes.bulkInFlight());
-            step("ceiling: bare claim and complete");
-            double ceilingProcess = ceiling.process(ceilingQueue, 2, c);
-            step("burn-down, one replica");
+            try {
+                step("warm-up");
+                warmUp(a, b, warm);
+                // The ceiling first: the same statements, batch sizes and database, nothing in between.
+                String ceilingQueue = "ceiling-" + run;
+                step("ceiling: bare enqueue");
+                double ceilingEnqueue = ceiling.enqueue(ceilingQueue, sizes.tasks(), sizes.bulkBatch(), sizes.bulkInFlight());
+                step("ceiling: bare claim and complete");
+                double ceilingProcess = ceiling.process(ceilingQueue, 2, c);
+                step("burn-down, one replica");
 
-            burnDown(a, b, bench, ceilingEnqueue, ceilingProcess);
-            step("single enqueue");
-            singleEnqueue(a, ceilingEnqueue);
-            step("idle pickup");
-            pickup(a, pickup);
-            step("burn-down, two replicas");
-            scaleOut(a, b, scale, ceilingProcess);
-            step("idle subscribers");
-            idleSubscribers(b);
-            step("claim cost");
-            claimCostIsFlat(ceiling);
+                burnDown(a, b, bench, ceilingEnqueue, ceilingProcess);
+                step("single enqueue");
+                singleEnqueue(a, b, ceilingEnqueue);
+                step("idle pickup");
+                pickup(a, pickup);
+                step("burn-down, two replicas");
+                scaleOut(a, b, scale, ceilingProcess);
+                step("idle subscribers");
+                idleSubscribers(b);
+                step("claim cost");
+                claimCostIsFlat(ceiling);
+            } finally {
+                a.copyLog(out.resolve("replica-a.log"));
+                b.copyLog(out.resolve("replica-b.log"));
+            }
         }
         Results results = new Results(LocalDate.now().toString(), machine(), sizes, List.copyOf(figures));
         Report.write(results, out);
@@ -103,6 +112,29 @@ public final class Benchmark {
     }
 
     // ---- the measurements
+
+    /**
+     * Works both replicas on every path measured later (bulk and single enqueue, claims and
+     * completions, SSE delivery) until their JIT has compiled it: on two cores a cold replica
+     * spends a third of its CPU compiling, and the figures are about a service that has run a while.
+     */
+    private void warmUp(ServiceProcess a, ServiceProcess b, String queue) throws Exception {
+        Disposable subscriber = new SseClient(b.port(), TOKEN).events("/api/v1/events?queue=" + queue, null).subscribe();
+        try {
+            for (int round = 0; round < 2; round++) {
+                post(a, "/api/v1/queues/" + queue + "/pause", null, 200);
+                bulkEnqueue(a, queue, sizes.warmup() / 2);
+                bulkEnqueue(b, queue, sizes.warmup() / 2);
+                post(a, "/api/v1/queues/" + queue + "/resume", null, 200);
+                // Single enqueues are measured on A only; their path takes the longest to compile.
+                parallel(sizes.warmup() / 4, sizes.singlesInFlight(),
+                        i -> post(a, "/api/v1/queues/" + queue + "/tasks", "{\"type\": \"noop\"}", 201));
+                awaitSucceeded(queue, (round + 1) * (sizes.warmup() + sizes.warmup() / 4));
+            }
+        } finally {
+            subscriber.dispose();
+        }
+    }
 
     /** Bulk enqueue into a paused queue, then its burn-down, with SSE delivery on the other replica. */
     private void burnDown(ServiceProcess a, ServiceProcess b, String queue, double ceilingEnqueue,
@@ -143,13 +175,17 @@ public final class Benchmark {
         return requests * sizes.bulkBatch() / seconds(started);
     }
 
-    private void singleEnqueue(ServiceProcess a, double ceilingEnqueue) throws Exception {
+    private void singleEnqueue(ServiceProcess a, ServiceProcess b, double ceilingEnqueue) throws Exception {
         String queue = "singles-" + run;
+        Cpu before = Cpu.sample(a.pid(), b.pid());
         long started = System.nanoTime();
         parallel(sizes.singles(), sizes.singlesInFlight(),
                 i -> post(a, "/api/v1/queues/" + queue + "/tasks", "{\"type\": \"noop\"}", 201));
+        double took = seconds(started);
+        Cpu used = Cpu.sample(a.pid(), b.pid()).minus(before);
         figures.add(new Figure("single enqueue, " + sizes.singlesInFlight() + " in flight", "tasks/s",
-                sizes.singles() / seconds(started), ceilingEnqueue, ">= 6,000", "one task per request"));
+                sizes.singles() / took, ceilingEnqueue, ">= 6,000",
+                "one task per request; " + used.describe(took)));
     }
 
     private void pickup(ServiceProcess a, String queue) throws Exception {

@@ -82,6 +82,12 @@ public final class ServiceProcess implements AutoCloseable {
         return Files.readAllLines(log);
     }
 
+    /** Copies everything it has written so far to {@code target}. */
+    public void copyLog(Path target) throws IOException {
+        Files.createDirectories(target.toAbsolutePath().getParent());
+        Files.copy(log, target, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+    }
+
     /** Sends SIGTERM and waits for the exit; true if it exited within {@code patience}. */
     public boolean terminate(Duration patience) throws InterruptedException {
         process.destroy();
