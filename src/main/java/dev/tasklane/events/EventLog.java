@@ -65,7 +65,7 @@ public final class EventLog extends LoopLifecycle {
     // Confined to the reader's pipeline (one round at a time); volatile for readers of the horizon.
     private final Deque<Pending> pending = new ArrayDeque<>();
     private volatile long delivered = -1;
-    private long lastSeen = -1;
+    private volatile long lastSeen = -1;
     private long lastEmitted = -1;
     private volatile boolean notifyPending;
 
@@ -148,6 +148,16 @@ public final class EventLog extends LoopLifecycle {
                 .map(row -> Objects.requireNonNull(row.get("pruned_through", Long.class)))
                 .one()
                 .defaultIfEmpty(0L);
+    }
+
+    /**
+     * Events the reader has seen handed out but not yet proven final and delivered: how far the
+     * live stream trails the log (it waits for transactions that may still hold smaller ids).
+     */
+    public long horizonLag() {
+        long seen = lastSeen;
+        long done = delivered;
+        return seen < 0 || done < 0 ? 0 : Math.max(0, seen - done);
     }
 
     /** How many subscribers the live stream has now. */

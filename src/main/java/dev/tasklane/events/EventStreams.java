@@ -52,6 +52,8 @@ public final class EventStreams {
                 .register(meters);
         Gauge.builder("tasklane.events.live.subscribers", eventLog, EventLog::subscribers)
                 .description("Subscriptions to this replica's live event stream").register(meters);
+        Gauge.builder("tasklane.events.horizon.lag", eventLog, EventLog::horizonLag)
+                .description("Events appended but not yet delivered on this replica's live stream").register(meters);
         this.catchups = Counter.builder("tasklane.sse.catchups")
                 .description("Subscribers that fell behind and were caught up from the table").register(meters);
         this.liveDropped = Counter.builder("tasklane.sse.live.dropped")

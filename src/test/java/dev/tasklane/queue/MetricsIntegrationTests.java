@@ -1,5 +1,7 @@
 package dev.tasklane.queue;
 
+import java.sql.Connection;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
@@ -8,11 +10,13 @@ import java.util.Optional;
 import dev.tasklane.testsupport.Sql;
 import dev.tasklane.testsupport.TaskFixtures;
 import dev.tasklane.testsupport.Tasks;
+import dev.tasklane.testsupport.TestDatabase;
 import dev.tasklane.testsupport.WorkerIntegrationTest;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /** The metrics of the contract, read the way Prometheus reads them, after real work. */
 final class MetricsIntegrationTests extends WorkerIntegrationTest {
@@ -62,6 +66,7 @@ final class MetricsIntegrationTests extends WorkerIntegrationTest {
         assertThat(value(scrape, "tasklane_sse_subscribers", "stream=\"queue\"")).isPresent();
         assertThat(value(scrape, "tasklane_sse_events_sent_total")).isPresent();
         assertThat(value(scrape, "tasklane_sse_catchups_total")).isPresent();
+        assertThat(value(scrape, "tasklane_events_horizon_lag")).hasValueSatisfying(lag -> assertThat(lag).isNotNegative());
         assertThat(scrape).contains("r2dbc_pool_");
     }
 
@@ -79,6 +84,22 @@ final class MetricsIntegrationTests extends WorkerIntegrationTest {
         String scrape = scrape();
         assertThat(value(scrape, "tasklane_queue_depth", "queue=\"" + queue + "\"", "state=\"queued\"")).contains(0.0);
         assertThat(value(scrape, "tasklane_queue_oldest_age_seconds", "queue=\"" + queue + "\"")).contains(0.0);
+    }
+
+    @Test
+    void aTransactionLeftOpenHoldsTheLiveStreamBackAndTheHorizonLagShowsIt() throws Exception {
+        Tasks tasks = new Tasks(api());
+        String queue = TaskFixtures.uniqueQueue("metrics-lag");
+        try (Connection open = TestDatabase.get().connect()) {
+            open.setAutoCommit(false);
+            try (Statement statement = open.createStatement()) {
+                statement.execute("SELECT pg_current_xact_id()"); // older than the event below
+            }
+            tasks.enqueue(queue, "{\"type\": \"noop\"}");
+            await().atMost(PATIENCE).until(() -> value(scrape(), "tasklane_events_horizon_lag").orElse(0.0) > 0);
+            open.commit();
+        }
+        await().atMost(PATIENCE).until(() -> value(scrape(), "tasklane_events_horizon_lag").orElse(-1.0) == 0.0);
     }
 
     private String scrape() {
