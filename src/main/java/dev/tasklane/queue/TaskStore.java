@@ -42,7 +42,7 @@ public class TaskStore {
     private final DatabaseClient db;
     private final EventLog events;
     private final TaskMetrics metrics;
-    private final Batcher<Single, Enqueued> singles;
+    private final Batcher<Single, Attempt> singles;
 
     public TaskStore(DatabaseClient db, EventLog events, TaskMetrics metrics) {
         this.db = db;
@@ -53,6 +53,14 @@ public class TaskStore {
 
     /** One task for one queue, waiting to share an enqueue statement. */
     private record Single(String queue, NewTask task) {
+    }
+
+    /** What became of one grouped enqueue: its task, or the failure of its own statement. */
+    private record Attempt(@Nullable Enqueued enqueued, @Nullable Throwable failure) {
+
+        Mono<Enqueued> asMono() {
+            return failure != null ? Mono.error(failure) : Mono.justOrEmpty(enqueued);
+        }
     }
 
     /** Tells the event reader that the rows just written appended events. */
@@ -81,29 +89,38 @@ public class TaskStore {
     }
 
     /**
-     * Enqueues one task. Concurrent calls are grouped into shared statements (one per queue in
-     * the group), which is what lets many small requests go as fast as a few big ones; each caller
-     * still gets its own task, created or (by idempotency key) replayed. A call that finds no
-     * statement running goes at once.
+     * Enqueues one task. Concurrent calls without an idempotency key are grouped into shared
+     * statements (one per queue in the group), which is what lets many small requests go as fast
+     * as a few big ones; each caller still gets its own task, and a caller is told of a failure
+     * only when its own statement failed, which then created nothing. A call that finds no
+     * statement running goes at once. A call with a key goes alone: resolving a taken key reads in
+     * a second statement, and a failure there must not reach callers whose tasks were created.
      */
     public Mono<Enqueued> enqueueOne(String queue, NewTask task) {
-        return singles.submit(new Single(queue, task));
+        if (task.idempotencyKey() != null) {
+            return enqueue(queue, List.of(task)).map(enqueued -> enqueued.get(0));
+        }
+        return singles.submit(new Single(queue, task)).flatMap(Attempt::asMono);
     }
 
-    private Mono<List<Enqueued>> enqueueGrouped(List<Single> group) {
+    private Mono<List<Attempt>> enqueueGrouped(List<Single> group) {
         Map<String, List<Integer>> positionsByQueue = new LinkedHashMap<>();
         for (int i = 0; i < group.size(); i++) {
             positionsByQueue.computeIfAbsent(group.get(i).queue(), queue -> new ArrayList<>()).add(i);
         }
-        Enqueued[] results = new Enqueued[group.size()];
+        Attempt[] results = new Attempt[group.size()];
         return Flux.fromIterable(positionsByQueue.entrySet())
                 .flatMap(byQueue -> {
                     List<Integer> positions = byQueue.getValue();
                     return enqueue(byQueue.getKey(), positions.stream().map(i -> group.get(i).task()).toList())
                             .doOnNext(enqueued -> {
                                 for (int i = 0; i < positions.size(); i++) {
-                                    results[positions.get(i)] = enqueued.get(i);
+                                    results[positions.get(i)] = new Attempt(enqueued.get(i), null);
                                 }
+                            })
+                            .onErrorResume(failure -> {
+                                positions.forEach(i -> results[i] = new Attempt(null, failure));
+                                return Mono.empty();
                             });
                 })
                 .then(Mono.fromSupplier(() -> Arrays.asList(results)));
