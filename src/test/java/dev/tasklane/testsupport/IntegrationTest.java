@@ -2,6 +2,7 @@ package dev.tasklane.testsupport;
 
 import java.time.Duration;
 
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
@@ -22,6 +23,7 @@ import org.springframework.test.web.reactive.server.WebTestClient;
         "tasklane.maintenance.enabled=false"
 })
 @AutoConfigureWebTestClient
+@ExtendWith(ThreadDumpOnTimeout.class)
 public abstract class IntegrationTest {
 
     public static final String TOKEN = "test-token";
