@@ -161,11 +161,23 @@ final class TaskSql {
             """.formatted(STATE_EVENTS);
 
     /**
+     * The CTE {@code locked}: the tasks in {@code :ids}, locked in id order. Statements that
+     * change many running tasks of one worker take it first: a replica renews its leases while its
+     * outcomes are recorded and (on shutdown) its tasks released, over overlapping rows. Rows
+     * locked in two orders deadlock; PostgreSQL then aborts one statement, and a batch of lost
+     * outcomes waits for its leases to run out (seen as a 30-second stall in the benchmark).
+     */
+    private static final String LOCKED_IN_ID_ORDER = """
+            locked AS MATERIALIZED (
+                SELECT id FROM task WHERE id = ANY(:ids::bigint[]) ORDER BY id FOR UPDATE
+            )""";
+
+    /**
      * Records the outcomes of many attempts at once: success, or failure that is retried after
      * :delaysMs unless attempts are exhausted or the failure is permanent. Applies only where the
      * worker still holds that attempt (any attempt for an attempt below zero) and, where asked,
      * where its lease has not expired; returns the tasks it changed. Locks the rows in id order
-     * first, as every statement that locks many rows of one worker does ({@link #LOCK_IN_ID_ORDER}).
+     * first ({@link #LOCKED_IN_ID_ORDER}).
      */
     static final String COMPLETE_MANY = """
             WITH outcome AS (
@@ -174,9 +186,7 @@ final class TaskSql {
                                      :leaseMustHold::boolean[])
                     AS o(id, attempt, worker_id, succeeded, result, error, retryable, delay_ms, lease_must_hold)
             ),
-            locked AS MATERIALIZED (
-                SELECT t.id FROM task t JOIN outcome o ON o.id = t.id ORDER BY t.id FOR UPDATE OF t
-            ),
+            %s,
             changed AS (
                 UPDATE task t
                 SET state = CASE WHEN o.succeeded THEN 'succeeded'
@@ -198,7 +208,7 @@ final class TaskSql {
             ),
             %s
             SELECT * FROM changed
-            """.formatted(STATE_EVENTS);
+            """.formatted(LOCKED_IN_ID_ORDER, STATE_EVENTS);
 
     /**
      * Reports progress of a running attempt held by :workerId; returns the task, or nothing when
@@ -230,37 +240,24 @@ final class TaskSql {
             """;
 
     /**
-     * Why statements that change many running tasks of one worker lock them in id order first:
-     * a replica renews its leases while its outcomes are recorded and (on shutdown) its tasks
-     * released, over overlapping rows. Rows locked in two orders deadlock; PostgreSQL then aborts
-     * one statement, and a batch of lost outcomes waits for its leases to run out (seen as a
-     * 30-second stall in the benchmark).
-     */
-    static final String LOCK_IN_ID_ORDER = "ORDER BY id FOR UPDATE";
-
-    /**
      * Extends the leases of the running tasks of one worker that it still holds; returns their
      * ids. A task missing from the answer is no longer this worker's to run. Locks in id order.
      */
     static final String RENEW_LEASES = """
-            WITH locked AS MATERIALIZED (
-                SELECT id FROM task WHERE id = ANY(:ids::bigint[]) %s
-            )
+            WITH %s
             UPDATE task t
             SET lease_expires_at = now() + :leaseMs * interval '1 millisecond'
             FROM locked
             WHERE t.id = locked.id AND t.state = 'running' AND t.worker_id = :workerId
             RETURNING t.id
-            """.formatted(LOCK_IN_ID_ORDER);
+            """.formatted(LOCKED_IN_ID_ORDER);
 
     /**
      * Puts running tasks of a worker back to queued at once without counting the attempt
      * (a replica shutting down); returns them. Locks in id order.
      */
     static final String RELEASE_MANY = """
-            WITH locked AS MATERIALIZED (
-                SELECT id FROM task WHERE id = ANY(:ids::bigint[]) %s
-            ),
+            WITH %s,
             changed AS (
                 UPDATE task t
                 SET state = 'queued', attempt = t.attempt - 1, worker_id = NULL, lease_expires_at = NULL,
@@ -271,7 +268,7 @@ final class TaskSql {
             ),
             %s
             SELECT * FROM changed
-            """.formatted(LOCK_IN_ID_ORDER, STATE_EVENTS);
+            """.formatted(LOCKED_IN_ID_ORDER, STATE_EVENTS);
 
     /**
      * Returns up to :limit tasks whose lease has expired to queued (attempt counted), or fails
