@@ -14,6 +14,7 @@ import java.util.function.Function;
 import java.util.stream.IntStream;
 
 import dev.tasklane.events.EventLog;
+import dev.tasklane.support.Batcher;
 import dev.tasklane.support.JsonbColumn;
 import io.r2dbc.spi.Readable;
 import org.jspecify.annotations.Nullable;

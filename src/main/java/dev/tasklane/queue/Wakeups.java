@@ -8,6 +8,7 @@ import java.util.Set;
 
 import dev.tasklane.events.Notification;
 import dev.tasklane.events.NotificationListener;
+import dev.tasklane.support.Batcher;
 import dev.tasklane.support.SerializedSink;
 import org.jspecify.annotations.Nullable;
 import org.springframework.stereotype.Component;

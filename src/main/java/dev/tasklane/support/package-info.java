@@ -1,4 +1,4 @@
-/** Small pieces every capability uses: periodic jobs. */
+/** Small pieces the capabilities share: group commit, periodic jobs and loops, sinks, jsonb columns. */
 @NullMarked
 package dev.tasklane.support;
 

@@ -6,12 +6,12 @@ import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import dev.tasklane.queue.Batcher;
 import dev.tasklane.queue.Claim;
 import dev.tasklane.queue.Outcome;
 import dev.tasklane.queue.Task;
 import dev.tasklane.queue.TaskStore;
 import dev.tasklane.queue.Wakeups;
+import dev.tasklane.support.Batcher;
 import dev.tasklane.support.SerializedSink;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

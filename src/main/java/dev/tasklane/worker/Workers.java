@@ -14,11 +14,11 @@ import java.util.stream.Collectors;
 
 import dev.tasklane.config.TasklaneProperties;
 import dev.tasklane.events.NotificationListener;
-import dev.tasklane.queue.Batcher;
 import dev.tasklane.queue.Outcome;
 import dev.tasklane.queue.Task;
 import dev.tasklane.queue.TaskStore;
 import dev.tasklane.queue.Wakeups;
+import dev.tasklane.support.Batcher;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.annotation.Value;

@@ -1,4 +1,4 @@
-package dev.tasklane.queue;
+package dev.tasklane.support;
 
 import java.time.Duration;
 import java.util.List;
