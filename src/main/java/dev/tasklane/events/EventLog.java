@@ -9,6 +9,7 @@ import java.util.Objects;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.tasklane.config.TasklaneProperties;
+import dev.tasklane.support.Batcher;
 import dev.tasklane.support.JsonbColumn;
 import dev.tasklane.support.LoopLifecycle;
 import dev.tasklane.support.SerializedSink;
@@ -36,7 +37,8 @@ import reactor.core.publisher.Sinks;
  * table or never will be.
  *
  * <p>The reader runs when this replica appended events, when another replica says so by NOTIFY,
- * and every poll interval while anyone is subscribed. What it reads becomes one shared hot stream.
+ * every poll interval while anyone is subscribed, and, while what it has read waits for older
+ * transactions to end, again after a few milliseconds. What it reads becomes one shared hot stream.
  * The cost of the rule: a transaction that stays open anywhere on the server holds the horizon
  * back while it runs.
  */
@@ -45,6 +47,12 @@ public final class EventLog extends LoopLifecycle {
 
     private static final Logger log = LoggerFactory.getLogger(EventLog.class);
     private static final int PAGE = 500;
+
+    /**
+     * Rows per read when the reader delivers live events: under load it hands out thousands per
+     * round, and each read's round trip waits its turn on busy cores.
+     */
+    private static final int LIVE_PAGE = 2000;
 
     /** An id read from the sequence, waiting for a snapshot that proves it final. */
     private record Pending(long lastId, long bound) {
@@ -56,23 +64,35 @@ public final class EventLog extends LoopLifecycle {
      */
     private static final Duration ROUND_PACE = Duration.ofMillis(5);
 
+    /**
+     * How long the reader keeps asking at {@link #ROUND_PACE} whether what it read has become
+     * final: long enough for the statements running meanwhile to end. A transaction that holds
+     * the horizon longer is not one of them, and the reader then asks less and less often.
+     */
+    private static final Duration PROMPT_PROOF = Duration.ofMillis(200);
+
     private final DatabaseClient db;
     private final NotificationListener listener;
     private final Duration poll;
     private final Sinks.Many<LiveEvent> hot = Sinks.many().multicast().directBestEffort();
     private final SerializedSink<Boolean> triggers = new SerializedSink<>();
     private final AtomicInteger subscribers = new AtomicInteger();
+    private final Batcher<Boolean, Void> notifier;
     // Confined to the reader's pipeline (one round at a time); volatile for readers of the horizon.
     private final Deque<Pending> pending = new ArrayDeque<>();
     private volatile long delivered = -1;
     private volatile long lastSeen = -1;
     private long lastEmitted = -1;
-    private volatile boolean notifyPending;
+    // Confined to the reader's pipeline: since when (nanoTime) it has only been waiting for what
+    // it read to become final; -1 when it is not.
+    private long waitingSince = -1;
 
     EventLog(DatabaseClient db, NotificationListener listener, TasklaneProperties properties) {
         this.db = db;
         this.listener = listener;
         this.poll = properties.events().pollInterval();
+        this.notifier = Batcher.ofWrites("events-notify", Integer.MAX_VALUE, 1,
+                appends -> listener.send(NotificationListener.EVENTS_CHANNEL, List.of("")));
     }
 
     /**
@@ -98,36 +118,36 @@ public final class EventLog extends LoopLifecycle {
     }
 
     /**
-     * Call after appending events: wakes this reader at once and the others by NOTIFY, at most
-     * one in flight per replica (a second wake-up in the meantime is covered by the reader's
-     * rounds, which go on until nothing new is left).
+     * Call after appending events: wakes this reader at once and the others by NOTIFY. One NOTIFY
+     * is in flight per replica; appends meanwhile share the next one, which follows it at once (a
+     * skipped one would leave the other replicas' readers to find those events at their next
+     * wake-up, tens of milliseconds later under load).
      */
     public void appended() {
         trigger();
-        if (!notifyPending) {
-            notifyPending = true;
-            listener.send(NotificationListener.EVENTS_CHANNEL, List.of(""))
-                    .doFinally(s -> notifyPending = false)
-                    .subscribe();
-        }
+        notifier.offer(Boolean.TRUE);
     }
 
     /** Events in (after, upTo], in id order, read from the table a page at a time. */
     public Flux<TaskEvent> range(long after, long upTo) {
+        return range(after, upTo, PAGE);
+    }
+
+    private Flux<TaskEvent> range(long after, long upTo, int pageSize) {
         if (after >= upTo) {
             return Flux.empty();
         }
-        return page(EventSql.RANGE, after, upTo, -1)
-                .expand(events -> events.size() < PAGE ? Mono.empty()
-                        : page(EventSql.RANGE, events.get(events.size() - 1).id(), upTo, -1))
+        return page(EventSql.RANGE, after, upTo, -1, pageSize)
+                .expand(events -> events.size() < pageSize ? Mono.empty()
+                        : page(EventSql.RANGE, events.get(events.size() - 1).id(), upTo, -1, pageSize))
                 .flatMapIterable(events -> events, 1); // a page in hand, the next read on demand
     }
 
     /** One task's events after {@code after}, in id order, from the table. */
     public Flux<TaskEvent> ofTask(long taskId, long after) {
-        return page(EventSql.OF_TASK, after, Long.MAX_VALUE, taskId)
+        return page(EventSql.OF_TASK, after, Long.MAX_VALUE, taskId, PAGE)
                 .expand(events -> events.size() < PAGE ? Mono.empty()
-                        : page(EventSql.OF_TASK, events.get(events.size() - 1).id(), Long.MAX_VALUE, taskId))
+                        : page(EventSql.OF_TASK, events.get(events.size() - 1).id(), Long.MAX_VALUE, taskId, PAGE))
                 .flatMapIterable(events -> events, 1); // a page in hand, the next read on demand
     }
 
@@ -165,8 +185,8 @@ public final class EventLog extends LoopLifecycle {
         return subscribers.get();
     }
 
-    private Mono<List<TaskEvent>> page(String sql, long after, long upTo, long taskId) {
-        DatabaseClient.GenericExecuteSpec spec = db.sql(sql).bind("after", after).bind("limit", PAGE);
+    private Mono<List<TaskEvent>> page(String sql, long after, long upTo, long taskId, int pageSize) {
+        DatabaseClient.GenericExecuteSpec spec = db.sql(sql).bind("after", after).bind("limit", pageSize);
         spec = sql.equals(EventSql.OF_TASK) ? spec.bind("taskId", taskId) : spec.bind("upTo", upTo);
         return spec.map(EventLog::toEvent).all().collectList();
     }
@@ -177,11 +197,36 @@ public final class EventLog extends LoopLifecycle {
 
     /**
      * One round: reads the sequence, a snapshot and a bound above every transaction that may
-     * hold an event id up to what it read; delivers every event proven final. Emits whether
-     * another round is needed soon (this round read something new, which the next proves final,
-     * or it moved the horizon).
+     * hold an event id up to what it read; delivers every event proven final. Emits how long to
+     * wait before the next round, or nothing when no round is needed until the next wake-up.
      */
-    private Mono<Boolean> round() {
+    private Mono<Duration> round() {
+        return horizonRound().flatMap(progressed -> {
+            if (progressed || pending.isEmpty()) {
+                waitingSince = -1;
+                return progressed ? Mono.just(ROUND_PACE) : Mono.empty();
+            }
+            // Only waiting for older transactions to end: ask again soon rather than at the next
+            // wake-up (under load, the next commit's NOTIFY, tens of milliseconds away). Once a
+            // transaction has held the horizon for a while, ask after as long again as it has held
+            // it (up to the poll interval): few rounds, and delivery late by at most about that much.
+            long now = System.nanoTime();
+            if (waitingSince < 0) {
+                waitingSince = now;
+            }
+            Duration waited = Duration.ofNanos(now - waitingSince);
+            if (waited.compareTo(PROMPT_PROOF) < 0) {
+                return Mono.just(ROUND_PACE);
+            }
+            return Mono.just(waited.compareTo(poll) < 0 ? waited : poll);
+        });
+    }
+
+    /**
+     * The work of a round; emits whether it made progress (read something new, which a later
+     * round proves final, or moved the horizon).
+     */
+    private Mono<Boolean> horizonRound() {
         return db.sql(EventSql.HORIZON)
                 .bind("lastSeen", lastSeen)
                 .map(row -> {
@@ -222,7 +267,7 @@ public final class EventLog extends LoopLifecycle {
                         delivered = upTo;
                         return Mono.just(true);
                     }
-                    return range(from, upTo)
+                    return range(from, upTo, LIVE_PAGE)
                             .doOnNext(event -> {
                                 hot.emitNext(new LiveEvent(event, lastEmitted),
                                         Sinks.EmitFailureHandler.busyLooping(Duration.ofMillis(50)));
@@ -248,7 +293,7 @@ public final class EventLog extends LoopLifecycle {
         return wakes
                 .onBackpressureLatest()
                 .concatMap(wake -> round()
-                        .expand(again -> again ? round().delaySubscription(ROUND_PACE) : Mono.empty())
+                        .expand(pace -> round().delaySubscription(pace))
                         .then()
                         .onErrorResume(e -> {
                             log.warn("Reading the event log failed: {}", e.toString());

@@ -6,6 +6,8 @@ import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -39,7 +41,7 @@ final class EventReplicaIntegrationTests {
     private static final int STALLED = 20;
 
     @Test
-    void anEventCausedOnOneReplicaReachesSubscribersOnAnotherWithoutWaitingForAPoll() {
+    void anEventCausedOnOneReplicaReachesSubscribersOnAnotherWithoutWaitingForAPoll() throws Exception {
         String queue = TaskFixtures.uniqueQueue("fan-out");
         // Polls so slow that only the NOTIFY between replicas can explain a prompt delivery.
         Map<String, String> slowPolls = Map.of("tasklane.events.poll-interval", "30s",
@@ -64,6 +66,24 @@ final class EventReplicaIntegrationTests {
                 }
                 assertThat(all).extracting(SseClient.Event::event).containsExactly("queued", "running", "succeeded",
                         "queued", "running", "succeeded", "queued", "running", "succeeded");
+
+                // Events held back by an older transaction go out as soon as it ends, although no
+                // NOTIFY follows that end and the next poll is 30 s away.
+                int before = all.size();
+                try (Connection older = TestDatabase.get().connect()) {
+                    older.setAutoCommit(false);
+                    try (Statement statement = older.createStatement()) {
+                        statement.execute("SELECT pg_current_xact_id()");
+                    }
+                    onA.enqueue(queue, "{\"type\": \"noop\"}");
+                    await().atMost(Duration.ofSeconds(10)).until(() -> Sql.column(
+                            "SELECT count(*) FROM task WHERE queue = ? AND state = 'succeeded'", queue).get(0).equals("4"));
+                    assertThat(all).hasSize(before);
+                    older.commit();
+                }
+                long ended = System.nanoTime();
+                await().atMost(Duration.ofSeconds(10)).until(() -> all.size() >= before + 3);
+                assertThat(Duration.ofNanos(System.nanoTime() - ended)).isLessThan(Duration.ofSeconds(2));
             } finally {
                 subscription.dispose();
             }
