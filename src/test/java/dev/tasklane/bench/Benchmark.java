@@ -51,6 +51,8 @@ public final class Benchmark {
     private static final JsonMapper JSON = JsonMapper.builder().build();
     private static final String TOKEN = "bench-" + UUID.randomUUID();
     private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+    private static final int MIN_WARMUP_ROUNDS = 2;
+    private static final double SETTLED_COMPILE_SHARE = 0.10;
 
     private final Sizes sizes;
     private final String run = Long.toString(System.currentTimeMillis() % 1_000_000, 36);
@@ -122,13 +124,20 @@ public final class Benchmark {
 
     /**
      * Works both replicas on every path measured later (bulk and single enqueue, claims and
-     * completions, SSE delivery) until their JIT has compiled it: on two cores a cold replica
-     * spends a third of its CPU compiling, and the figures are about a service that has run a while.
+     * completions, SSE delivery) until replica A's JIT has mostly done compiling them: on two
+     * cores a cold replica spends a third of its CPU compiling for minutes, and the figures are
+     * about a service that has run a while. At least {@link #MIN_WARMUP_ROUNDS} rounds; more
+     * while A still spent over {@link #SETTLED_COMPILE_SHARE} of the last round compiling, up to
+     * {@link Sizes#maxWarmupRounds()}. The rounds and the last share are reported with the figures.
      */
     private void warmUp(ServiceProcess a, ServiceProcess b, String queue) throws Exception {
         Disposable subscriber = new SseClient(b.port(), TOKEN).events("/api/v1/events?queue=" + queue, null).subscribe();
         try {
-            for (int round = 0; round < 2; round++) {
+            int round = 0;
+            double compileShare;
+            do {
+                double compiledBefore = metric(a, "jvm_compilation_time_ms_total");
+                long started = System.nanoTime();
                 post(a, "/api/v1/queues/" + queue + "/pause", null, 200);
                 bulkEnqueue(a, queue, sizes.warmup() / 2);
                 bulkEnqueue(b, queue, sizes.warmup() / 2);
@@ -136,8 +145,16 @@ public final class Benchmark {
                 // Single enqueues are measured on A only; their path takes the longest to compile.
                 parallel(sizes.warmup() / 4, sizes.singlesInFlight(),
                         i -> post(a, "/api/v1/queues/" + queue + "/tasks", "{\"type\": \"noop\"}", 201));
-                awaitSucceeded(queue, (round + 1) * (sizes.warmup() + sizes.warmup() / 4));
-            }
+                round++;
+                awaitSucceeded(queue, round * (sizes.warmup() + sizes.warmup() / 4));
+                compileShare = (metric(a, "jvm_compilation_time_ms_total") - compiledBefore)
+                        / ((System.nanoTime() - started) / 1e6);
+                step(String.format("warm-up round %d: replica A compiled %.0f%% of the time", round, 100 * compileShare));
+            } while (round < MIN_WARMUP_ROUNDS
+                    || (compileShare > SETTLED_COMPILE_SHARE && round < sizes.maxWarmupRounds()));
+            figures.add(new Figure("warm-up before measuring", "rounds", round, null, null, String.format(
+                    "%,d tasks and %,d single enqueues a round; replica A compiling %.0f%% of the last round",
+                    sizes.warmup(), sizes.warmup() / 4, 100 * compileShare)));
         } finally {
             subscriber.dispose();
         }
