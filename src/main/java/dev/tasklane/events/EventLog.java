@@ -7,6 +7,8 @@ import java.util.Deque;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
+import java.util.function.LongFunction;
 
 import dev.tasklane.config.TasklaneProperties;
 import dev.tasklane.support.Batcher;
@@ -137,18 +139,28 @@ public final class EventLog extends LoopLifecycle {
         if (after >= upTo) {
             return Flux.empty();
         }
-        return page(EventSql.RANGE, after, upTo, -1, pageSize)
-                .expand(events -> events.size() < pageSize ? Mono.empty()
-                        : page(EventSql.RANGE, events.get(events.size() - 1).id(), upTo, -1, pageSize))
-                .flatMapIterable(events -> events, 1); // a page in hand, the next read on demand
+        return paged(after, pageSize, cursor -> db.sql(EventSql.RANGE)
+                .bind("after", cursor).bind("upTo", upTo).bind("limit", pageSize));
     }
 
     /** One task's events after {@code after}, in id order, from the table. */
     public Flux<TaskEvent> ofTask(long taskId, long after) {
-        return page(EventSql.OF_TASK, after, Long.MAX_VALUE, taskId, PAGE)
-                .expand(events -> events.size() < PAGE ? Mono.empty()
-                        : page(EventSql.OF_TASK, events.get(events.size() - 1).id(), Long.MAX_VALUE, taskId, PAGE))
-                .flatMapIterable(events -> events, 1); // a page in hand, the next read on demand
+        return paged(after, PAGE, cursor -> db.sql(EventSql.OF_TASK)
+                .bind("taskId", taskId).bind("after", cursor).bind("limit", PAGE));
+    }
+
+    /**
+     * Events after {@code after}, a page at a time: {@code page} binds a statement that reads
+     * the page after a cursor. A page in hand, the next read on demand.
+     */
+    private static Flux<TaskEvent> paged(long after, int pageSize,
+                                         LongFunction<DatabaseClient.GenericExecuteSpec> page) {
+        Function<Long, Mono<List<TaskEvent>>> read = cursor ->
+                page.apply(cursor).map(EventLog::toEvent).all().collectList();
+        return read.apply(after)
+                .expand(events -> events.size() < pageSize ? Mono.empty()
+                        : read.apply(events.get(events.size() - 1).id()))
+                .flatMapIterable(events -> events, 1);
     }
 
     /** The id of a task's last event; 0 when it has none. */
@@ -183,12 +195,6 @@ public final class EventLog extends LoopLifecycle {
     /** How many subscribers the live stream has now. */
     public int subscribers() {
         return subscribers.get();
-    }
-
-    private Mono<List<TaskEvent>> page(String sql, long after, long upTo, long taskId, int pageSize) {
-        DatabaseClient.GenericExecuteSpec spec = db.sql(sql).bind("after", after).bind("limit", pageSize);
-        spec = sql.equals(EventSql.OF_TASK) ? spec.bind("taskId", taskId) : spec.bind("upTo", upTo);
-        return spec.map(EventLog::toEvent).all().collectList();
     }
 
     private void trigger() {
