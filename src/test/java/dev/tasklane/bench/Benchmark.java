@@ -174,23 +174,22 @@ public final class Benchmark {
                 .events("/api/v1/events?queue=" + queue + "&events=succeeded", null)
                 .subscribe(event -> deliveries.add(new Delivery(Long.parseLong(event.id()), System.nanoTime(),
                         Instant.now(), event.data())));
-        List<Long> fromCommit = new ArrayList<>();
-        try (CommitWatch commits = CommitWatch.start()) {
+        CommitWatch commits = CommitWatch.start();
+        try {
             awaitMetric(b, "tasklane_sse_subscribers{stream=\"queue\"", 1); // the subscription is open on B
             BurnDown timed = resumeAndAwait(a, b, queue);
             figures.add(new Figure("burn-down, one replica (" + sizes.tasks() + " noop, concurrency "
                     + sizes.concurrency() + ")", "tasks/s", sizes.tasks() / timed.seconds(), ceilingProcess, ">= 30,000",
                     timed.cpu().describe(timed.seconds())));
             awaitCount(deliveries, sizes.tasks(), Duration.ofSeconds(30));
-            commits.close();
-            for (Delivery delivery : deliveries) {
-                long visible = commits.visibleAt(delivery.eventId());
-                fromCommit.add(visible < 0 ? Long.MAX_VALUE : (delivery.nanoTime() - visible) / 1000);
-            }
         } finally {
             subscriber.dispose();
+            commits.close();
         }
-        Collections.sort(fromCommit);
+        List<Long> fromCommit = sorted(deliveries.stream().map(delivery -> {
+            long visible = commits.visibleAt(delivery.eventId());
+            return visible < 0 ? Long.MAX_VALUE : (delivery.nanoTime() - visible) / 1000;
+        }).toList());
         List<Long> fromStart = sorted(deliveries.stream().map(d -> micros(d.transactionStart(), d.received())).toList());
         figures.add(new Figure("SSE delivery to the other replica under the burn-down, p50", "ms",
                 percentile(fromCommit, 50) / 1000.0, null, null, "commit (seen by a 1 ms poller) → received"));
