@@ -45,6 +45,7 @@ public final class ThreadDumpOnTimeout implements TestExecutionExceptionHandler 
             }
             text.append('\n');
         }
+        BlockingCallsSeen.seen().forEach(seen -> text.append(seen.describe()).append('\n'));
         try {
             Path directory = Files.createDirectories(Path.of("target", "thread-dumps"));
             Path file = directory.resolve(test + "-" + System.currentTimeMillis() + ".txt");
