@@ -13,6 +13,11 @@ public final class KnownShortLocks implements BlockHoundIntegration {
     public void applyTo(BlockHound.Builder builder) {
         builder.allowBlockingCallsInside("tools.jackson.databind.deser.DeserializerCache",
                 "_createAndCacheValueDeserializer");
+        // Cancelling a periodic timer (Flux.interval) removes it from its scheduler's queue under
+        // that queue's lock. Reactor allows this for its one-shot tasks but not the periodic ones.
+        builder.allowBlockingCallsInside("reactor.core.scheduler.PeriodicWorkerTask", "dispose");
+        builder.allowBlockingCallsInside("reactor.core.scheduler.InstantPeriodicWorkerTask", "dispose");
+        builder.allowBlockingCallsInside("reactor.core.scheduler.PeriodicSchedulerTask", "dispose");
         // Netty 4.2's adaptive allocator takes a StampedLock when it grows or frees a magazine.
         builder.allowBlockingCallsInside("io.netty.buffer.AdaptivePoolingAllocator$MagazineGroup", "tryExpandMagazines");
         builder.allowBlockingCallsInside("io.netty.buffer.AdaptivePoolingAllocator$Magazine", "free");
