@@ -44,7 +44,7 @@ final class MetricsIntegrationTests extends WorkerIntegrationTest {
         store.rescueExpired(500).collectList().block(PATIENCE);
         tasks.awaitState(succeeded, "succeeded", PATIENCE);
         tasks.awaitState(failed, "failed", PATIENCE);
-        depth.runOnce().block(PATIENCE);
+        awaitDepthRead(idle, "queued", 2.0);
 
         String scrape = scrape();
 
@@ -75,11 +75,10 @@ final class MetricsIntegrationTests extends WorkerIntegrationTest {
         Tasks tasks = new Tasks(api());
         String queue = TaskFixtures.uniqueQueue("metrics-drained");
         long id = tasks.enqueue(queue, "{\"type\": \"noop\"}").get("id").longValue();
-        depth.runOnce().block(PATIENCE);
-        assertThat(value(scrape(), "tasklane_queue_depth", "queue=\"" + queue + "\"", "state=\"queued\"")).contains(1.0);
+        awaitDepthRead(queue, "queued", 1.0);
 
         tasks.post("/api/v1/tasks/" + id + "/cancel", 200);
-        depth.runOnce().block(PATIENCE);
+        awaitDepthRead(queue, "queued", 0.0);
 
         String scrape = scrape();
         assertThat(value(scrape, "tasklane_queue_depth", "queue=\"" + queue + "\"", "state=\"queued\"")).contains(0.0);
@@ -100,6 +99,18 @@ final class MetricsIntegrationTests extends WorkerIntegrationTest {
             open.commit();
         }
         await().atMost(PATIENCE).until(() -> value(scrape(), "tasklane_events_horizon_lag").orElse(-1.0) == 0.0);
+    }
+
+    /**
+     * Reads the depth now and waits until the scrape shows {@code expected}: the replica's own
+     * timed read may have begun before the change and publish after this one.
+     */
+    private void awaitDepthRead(String queue, String state, double expected) {
+        await().atMost(PATIENCE).untilAsserted(() -> {
+            depth.runOnce().block(PATIENCE);
+            assertThat(value(scrape(), "tasklane_queue_depth", "queue=\"" + queue + "\"", "state=\"" + state + "\""))
+                    .contains(expected);
+        });
     }
 
     private String scrape() {
