@@ -180,7 +180,7 @@ public final class Benchmark {
             BurnDown timed = resumeAndAwait(a, b, queue);
             figures.add(new Figure("burn-down, one replica (" + sizes.tasks() + " noop, concurrency "
                     + sizes.concurrency() + ")", "tasks/s", sizes.tasks() / timed.seconds(), ceilingProcess, ">= 30,000",
-                    timed.cpu().describe(timed.seconds())));
+                    timed.describe()));
             awaitCount(deliveries, sizes.tasks(), Duration.ofSeconds(30));
         } finally {
             subscriber.dispose();
@@ -251,20 +251,29 @@ public final class Benchmark {
         bulkEnqueue(a, queue, sizes.tasks());
         BurnDown timed = resumeAndAwait(a, b, queue);
         figures.add(new Figure("burn-down, two replicas", "tasks/s", sizes.tasks() / timed.seconds(), ceilingProcess,
-                null, timed.cpu().describe(timed.seconds())));
+                null, timed.describe()));
     }
 
-    /** How long a paused queue's tasks took from its resume to the last one finished, and the CPU used meanwhile. */
-    private record BurnDown(double seconds, Cpu cpu) {
+    /**
+     * How long a paused queue's tasks took from its resume to the last one finished, the CPU used
+     * meanwhile, and how many claims replica A made for them (fewer, larger claims are cheaper).
+     */
+    private record BurnDown(double seconds, Cpu cpu, double claimsOnA) {
+
+        String describe() {
+            return cpu.describe(seconds) + String.format("; A claimed in %.0f statements", claimsOnA);
+        }
     }
 
     private BurnDown resumeAndAwait(ServiceProcess a, ServiceProcess b, String queue) throws Exception {
+        String claims = "tasklane_claim_batch_size_count{queue=\"" + queue + "\"";
+        double claimsBefore = metric(a, claims);
         Cpu before = Cpu.sample(a.pid(), b.pid());
         Instant resumed = Instant.now();
         post(a, "/api/v1/queues/" + queue + "/resume", null, 200);
         Instant last = awaitSucceeded(queue, sizes.tasks());
         Cpu used = Cpu.sample(a.pid(), b.pid()).minus(before);
-        return new BurnDown(Duration.between(resumed, last).toNanos() / 1e9, used);
+        return new BurnDown(Duration.between(resumed, last).toNanos() / 1e9, used, metric(a, claims) - claimsBefore);
     }
 
     private void idleSubscribers(ServiceProcess b) throws Exception {
