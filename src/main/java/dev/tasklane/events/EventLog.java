@@ -38,9 +38,9 @@ import reactor.core.publisher.Sinks;
  * snapshot has an xmin of B or more, all of them have ended, and every event up to L is in the
  * table or never will be.
  *
- * <p>The reader runs when this replica appended events, when another replica says so by NOTIFY,
- * every poll interval while anyone is subscribed, and, while what it has read waits for older
- * transactions to end, again after a few milliseconds. What it reads becomes one shared hot stream.
+ * <p>The reader runs when this replica appended events, when a NOTIFY says that events were
+ * appended (on any replica), every poll interval while anyone is subscribed, and, while what it
+ * has read waits for older transactions to end, again after a few milliseconds. What it reads becomes one shared hot stream.
  * The cost of the rule: a transaction that stays open anywhere on the server holds the horizon
  * back while it runs.
  */
@@ -120,10 +120,17 @@ public final class EventLog extends LoopLifecycle {
     }
 
     /**
-     * Call after appending events: wakes this reader at once and the others by NOTIFY. One NOTIFY
-     * is in flight per replica; appends meanwhile share the next one, which follows it at once (a
-     * skipped one would leave the other replicas' readers to find those events at their next
-     * wake-up, tens of milliseconds later under load).
+     * Call after a statement appended events and NOTIFYed the other replicas at its commit:
+     * wakes this reader at once.
+     */
+    public void appendedAndNotified() {
+        trigger();
+    }
+
+    /**
+     * Call after a statement appended events without a NOTIFY of its own: wakes this reader at
+     * once and the others by NOTIFY. One NOTIFY is in flight per replica; appends meanwhile share
+     * the next one, which follows it at once.
      */
     public void appended() {
         trigger();

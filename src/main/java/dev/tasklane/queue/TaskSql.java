@@ -1,9 +1,13 @@
 package dev.tasklane.queue;
 
+import dev.tasklane.events.NotificationListener;
+
 /**
  * Every statement on the {@code task} table, run only by {@link TaskStore}. A statement that
  * changes a task appends its {@code task_event} row in the same statement, after the task row,
- * so the transaction owns an id before the event takes its sequence number (see V002).
+ * so the transaction owns an id before the event takes its sequence number (see V002); all but
+ * the enqueue also NOTIFY every replica's event reader, delivered at their commit
+ * ({@link #notifiedIfAny}).
  */
 final class TaskSql {
 
@@ -13,12 +17,31 @@ final class TaskSql {
     /** The wire format of timestamps inside event details: UTC, microseconds, like the API's. */
     static final String UTC_MICROS = "'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'";
 
+    /** The rows of the CTE {@code changed}, once the CTE {@code notified} has run. */
+    private static final String CHANGED = "SELECT changed.* FROM changed LEFT JOIN notified ON true";
+
+    /**
+     * The CTE {@code notified}: a NOTIFY to the event readers of every replica when the CTE
+     * {@code rows} has any, sent by the statement itself so that it arrives at the commit of its
+     * events, not after their rows have come back to this replica (tens of milliseconds under
+     * load). The statement must join it (see {@link #CHANGED}): a CTE nobody reads does not run.
+     */
+    private static String notifiedIfAny(String rows) {
+        return """
+                notified AS (
+                    SELECT pg_notify('%s', '') FROM (SELECT 1 FROM %s LIMIT 1) AS any_row
+                )""".formatted(NotificationListener.EVENTS_CHANNEL, rows);
+    }
+
     /**
      * Inserts a batch of tasks for one queue and their {@code queued} events; returns the rows it
      * inserted with their position in the batch ({@code ord}, from 1). Rows whose idempotency key
      * already exists on the queue are skipped, not returned. Ids are drawn before the insert so
      * that each returned row can be matched to its request by id, whatever order RETURNING uses.
-     * Locks: the inserted rows only (and waits on a concurrent insert of the same key).
+     * Locks: the inserted rows only (and waits on a concurrent insert of the same key). Unlike
+     * the statements below it sends no NOTIFY: a NOTIFY holds a database-wide lock until its
+     * transaction has committed, which would queue concurrent enqueues' commits one behind the
+     * other; the event log sends one NOTIFY for many enqueues after they return.
      */
     static final String ENQUEUE_MANY = """
             WITH input AS MATERIALIZED (
@@ -122,14 +145,15 @@ final class TaskSql {
                 ELSE '{}'::jsonb
             END""".formatted(QUEUED_DETAIL);
 
-    /** Appends, for every row of the CTE {@code changed}, the event named after its new state. */
+    /** Appends, for every row of the CTE {@code changed}, the event named after its new state, and NOTIFYs. */
     private static final String STATE_EVENTS = """
             events AS (
                 INSERT INTO task_event (task_id, queue, task_type, name, state, attempt, detail)
                 SELECT id, queue, type, state, state, attempt, %s
                 FROM changed
                 ORDER BY id
-            )""".formatted(STATE_DETAIL);
+            ),
+            %s""".formatted(STATE_DETAIL, notifiedIfAny("changed"));
 
     /**
      * Claims up to :limit due tasks of a queue that is not paused, in claim order, for one
@@ -157,8 +181,8 @@ final class TaskSql {
                 RETURNING t.*
             ),
             %s
-            SELECT * FROM changed
-            """.formatted(STATE_EVENTS);
+            %s
+            """.formatted(STATE_EVENTS, CHANGED);
 
     /**
      * The CTE {@code locked}: the tasks in {@code :ids}, locked in id order. Statements that
@@ -207,8 +231,8 @@ final class TaskSql {
                 RETURNING t.*
             ),
             %s
-            SELECT * FROM changed
-            """.formatted(LOCKED_IN_ID_ORDER, STATE_EVENTS);
+            %s
+            """.formatted(LOCKED_IN_ID_ORDER, STATE_EVENTS, CHANGED);
 
     /**
      * Reports progress of a running attempt held by :workerId; returns the task, or nothing when
@@ -227,9 +251,10 @@ final class TaskSql {
                 SELECT id, queue, type, 'progress', state, attempt,
                        jsonb_build_object('percent', progress_percent, 'message', progress_message)
                 FROM changed
-            )
-            SELECT * FROM changed
-            """;
+            ),
+            %s
+            %s
+            """.formatted(notifiedIfAny("changed"), CHANGED);
 
     /** Extends the lease of one running task, only while :workerId holds it; returns the task. */
     static final String HEARTBEAT = """
@@ -267,8 +292,8 @@ final class TaskSql {
                 RETURNING t.*
             ),
             %s
-            SELECT * FROM changed
-            """.formatted(LOCKED_IN_ID_ORDER, STATE_EVENTS);
+            %s
+            """.formatted(LOCKED_IN_ID_ORDER, STATE_EVENTS, CHANGED);
 
     /**
      * Returns up to :limit tasks whose lease has expired to queued (attempt counted), or fails
@@ -294,8 +319,8 @@ final class TaskSql {
                 RETURNING t.*
             ),
             %s
-            SELECT * FROM changed
-            """.formatted(STATE_EVENTS);
+            %s
+            """.formatted(STATE_EVENTS, CHANGED);
 
     /**
      * Cancels a queued or running task; returns it with the worker that was running it, if any.
@@ -312,8 +337,8 @@ final class TaskSql {
                 RETURNING t.*, before.worker_id AS previous_worker_id
             ),
             %s
-            SELECT * FROM changed
-            """.formatted(STATE_EVENTS);
+            %s
+            """.formatted(STATE_EVENTS, CHANGED);
 
     /** Puts a failed or cancelled task back in the queue, due now, with its attempts reset. */
     static final String RETRY = """
@@ -325,6 +350,6 @@ final class TaskSql {
                 RETURNING *
             ),
             %s
-            SELECT * FROM changed
-            """.formatted(STATE_EVENTS);
+            %s
+            """.formatted(STATE_EVENTS, CHANGED);
 }

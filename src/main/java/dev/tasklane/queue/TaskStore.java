@@ -64,19 +64,33 @@ public class TaskStore {
         }
     }
 
-    /** Tells the event reader that the rows just written appended events. */
+    /**
+     * Tells the event reader that the rows just written appended events; the statement that
+     * wrote them has NOTIFYed the other replicas at its commit.
+     */
     private <T> Flux<T> appending(Flux<T> changed) {
         return recording(changed, rows -> { });
     }
 
     /** Like {@link #appending}, and hands the changed rows to the metrics first. */
     private <T> Flux<T> recording(Flux<T> changed, Consumer<List<T>> record) {
-        return changed.collectList().doOnNext(rows -> {
-            if (!rows.isEmpty()) {
-                record.accept(rows);
-                events.appended();
+        return whenAny(changed, rows -> {
+            record.accept(rows);
+            events.appendedAndNotified();
+        });
+    }
+
+    /** Like {@link #appending} for the enqueue statement, which sends no NOTIFY (see ENQUEUE_MANY). */
+    private <T> Flux<T> enqueuing(Flux<T> inserted) {
+        return whenAny(inserted, rows -> events.appended());
+    }
+
+    private static <T> Flux<T> whenAny(Flux<T> rows, Consumer<List<T>> action) {
+        return rows.collectList().doOnNext(all -> {
+            if (!all.isEmpty()) {
+                action.accept(all);
             }
-        }).flatMapIterable(rows -> rows);
+        }).flatMapIterable(all -> all);
     }
 
     /**
@@ -181,7 +195,7 @@ public class TaskStore {
                 .map(row -> Map.entry(Math.toIntExact(Objects.requireNonNull(row.get("ord", Long.class))),
                         toTask(row)))
                 .all()
-                .transform(this::appending);
+                .transform(this::enqueuing);
     }
 
     /** The enqueue statement, bound: the service's hot path, also run bare by the benchmark. */
@@ -332,7 +346,7 @@ public class TaskStore {
                 .bind("message", Parameter.fromOrEmpty(message, String.class))
                 .map(TaskStore::toTask)
                 .one()
-                .doOnNext(task -> events.appended());
+                .doOnNext(task -> events.appendedAndNotified());
     }
 
     /** Extends the lease of a task its worker still holds; explains (404, 409) when it does not. */
@@ -393,7 +407,7 @@ public class TaskStore {
                 .one()
                 .doOnNext(cancelled -> {
                     metrics.ended(List.of(cancelled.task()));
-                    events.appended();
+                    events.appendedAndNotified();
                 })
                 .switchIfEmpty(Mono.defer(() -> explainRefusal(id, "cancelled")));
     }
@@ -401,7 +415,7 @@ public class TaskStore {
     /** Puts a failed or cancelled task back in its queue, due now, attempts reset. */
     public Mono<Task> retry(long id) {
         return db.sql(TaskSql.RETRY).bind("id", id).map(TaskStore::toTask).one()
-                .doOnNext(task -> events.appended())
+                .doOnNext(task -> events.appendedAndNotified())
                 .switchIfEmpty(Mono.defer(() -> explainRefusal(id, "retried")));
     }
 
