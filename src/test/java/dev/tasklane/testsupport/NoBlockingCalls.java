@@ -17,17 +17,17 @@ public final class NoBlockingCalls implements BeforeEachCallback, AfterEachCallb
 
     @Override
     public void beforeEach(ExtensionContext context) {
-        context.getStore(NAMESPACE).put("before", BlockingCallsSeen.count());
+        context.getStore(NAMESPACE).put("unexpected", BlockingCallsSeen.count());
+        context.getStore(NAMESPACE).put("all", BlockingCallsSeen.found());
     }
 
     @Override
     public void afterEach(ExtensionContext context) {
-        int before = context.getStore(NAMESPACE).get("before", Integer.class);
-        int found = BlockingCallsSeen.count() - before;
+        int found = BlockingCallsSeen.count() - context.getStore(NAMESPACE).get("unexpected", Integer.class);
         if (found > 0) {
             throw new AssertionError(found + " blocking call(s) on non-blocking threads during this test:\n"
-                    + BlockingCallsSeen.seen().stream().skip(before).map(BlockingCallsSeen.Seen::describe)
-                    .collect(Collectors.joining("\n")));
+                    + BlockingCallsSeen.seen().stream().skip(context.getStore(NAMESPACE).get("all", Integer.class))
+                    .map(BlockingCallsSeen.Seen::describe).collect(Collectors.joining("\n")));
         }
     }
 }
