@@ -40,9 +40,9 @@ import reactor.core.publisher.Sinks;
  *
  * <p>The reader runs when this replica appended events, when a NOTIFY says that events were
  * appended (on any replica), every poll interval while anyone is subscribed, and, while what it
- * has read waits for older transactions to end, again after a few milliseconds. What it reads becomes one shared hot stream.
- * The cost of the rule: a transaction that stays open anywhere on the server holds the horizon
- * back while it runs.
+ * has read waits for older transactions to end, again after a few milliseconds. What it reads
+ * becomes one shared hot stream. The cost of the rule: a transaction that stays open anywhere on
+ * the server holds the horizon back while it runs.
  */
 @Component
 public final class EventLog extends LoopLifecycle {

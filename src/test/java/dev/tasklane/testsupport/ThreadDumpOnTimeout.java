@@ -11,11 +11,13 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 import org.junit.jupiter.api.extension.TestExecutionExceptionHandler;
 
 /**
- * A request that never answers has hung a test a few times in many runs, with nothing in the
- * server's log. When a test fails on a timeout, this writes every thread of the test JVM (client
- * and server share it) to {@code target/thread-dumps/} and to standard error (which CI shows), so
- * the next occurrence shows where the request waits. It never changes the outcome. (Never {@code jstack} a surefire fork instead: its
- * standard output is Maven's channel, and the fork dies.)
+ * When a test fails on a timeout, writes every thread of the test JVM (client and server share
+ * it) and the blocking calls BlockHound recorded to {@code target/thread-dumps/} and to standard
+ * error, so a request that never answers shows where it waits. The two causes of such hangs found
+ * so far (nothing in the server's log either time): a lock wedged by BlockHound's own error (see
+ * {@link BlockingCallsSeen}) and a Reactor Netty keep-alive bug (see the pom). It never changes
+ * the outcome. (Never {@code jstack} a surefire fork instead: its standard output is Maven's
+ * channel, and the fork dies.)
  */
 public final class ThreadDumpOnTimeout implements TestExecutionExceptionHandler {
 
