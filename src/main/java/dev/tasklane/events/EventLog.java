@@ -36,13 +36,15 @@ import reactor.core.publisher.Sinks;
  * sequence's last value L and then takes a transaction id B of its own: every transaction that
  * took an event id up to L got its transaction id before that, so below B. Once a later round's
  * snapshot has an xmin of B or more, all of them have ended, and every event up to L is in the
- * table or never will be.
+ * table or never will be. While anyone is subscribed there is a quicker proof: ids are dense, so
+ * once the reader finds every id from the horizon up to N in the table, nothing can still appear
+ * below N, whatever else is still running; only a hole waits for the proof by xmin.
  *
  * <p>The reader runs when this replica appended events, when a NOTIFY says that events were
  * appended (on any replica), every poll interval while anyone is subscribed, and, while what it
  * has read waits for older transactions to end, again after a few milliseconds. What it reads
- * becomes one shared hot stream. The cost of the rule: a transaction that stays open anywhere on
- * the server holds the horizon back while it runs.
+ * becomes one shared hot stream. The cost of the rule: a transaction that holds an event id
+ * (or, while nobody is subscribed, any transaction) holds the horizon back while it runs.
  */
 @Component
 public final class EventLog extends LoopLifecycle {
@@ -254,41 +256,59 @@ public final class EventLog extends LoopLifecycle {
                     long lastId = horizon[0];
                     long xmin = horizon[1];
                     long bound = horizon[2];
-                    long safe = -1;
+                    long proven = -1;
                     while (!pending.isEmpty() && pending.peekFirst().bound() <= xmin) {
-                        safe = pending.pollFirst().lastId();
+                        proven = pending.pollFirst().lastId();
                     }
                     boolean readNews = lastId > lastSeen && bound >= 0;
                     if (readNews) {
                         lastSeen = lastId;
                         pending.addLast(new Pending(lastId, bound));
                     }
-                    if (safe < 0 || safe <= delivered) {
-                        return Mono.just(readNews);
-                    }
                     if (delivered < 0) {
-                        delivered = safe; // the live stream starts here
-                        lastEmitted = safe;
+                        if (proven >= 0) {
+                            delivered = proven; // the live stream starts here
+                            lastEmitted = proven;
+                        }
                         return Mono.just(readNews);
                     }
-                    long from = delivered;
-                    long upTo = safe;
                     if (subscribers.get() == 0) {
-                        // Nobody follows the live stream: move the horizon without reading the rows.
-                        // Whoever subscribes later replays from the table up to the horizon.
-                        lastEmitted = upTo;
-                        delivered = upTo;
+                        // Nobody follows the live stream: move the horizon by the proof alone, without
+                        // reading the rows. Whoever subscribes later replays from the table up to it.
+                        if (proven <= delivered) {
+                            return Mono.just(readNews);
+                        }
+                        lastEmitted = proven;
+                        delivered = proven;
                         return Mono.just(true);
                     }
-                    return range(from, upTo, LIVE_PAGE)
-                            .doOnNext(event -> {
-                                hot.emitNext(new LiveEvent(event, lastEmitted),
-                                        Sinks.EmitFailureHandler.busyLooping(Duration.ofMillis(50)));
-                                lastEmitted = event.id();
-                            })
-                            .then(Mono.fromRunnable(() -> delivered = upTo))
-                            .thenReturn(true);
+                    return deliverFinal(Math.max(delivered, proven)).map(moved -> moved || readNews);
                 });
+    }
+
+    /**
+     * Hands out, in id order, every event up to {@code proven} and after it every event whose
+     * smaller ids are all present: ids are dense, so once every id up to N is in the table none
+     * can still appear below N, whatever transactions are still open. Only a hole (an id taken
+     * by a transaction still in flight, rolled back, or whose event was deleted) waits for the
+     * proof of older transactions' end. Rows after a hole are read again next round. Emits
+     * whether the horizon moved.
+     */
+    private Mono<Boolean> deliverFinal(long proven) {
+        long from = delivered;
+        long[] frontier = {proven};
+        return range(from, lastSeen, LIVE_PAGE)
+                .takeWhile(event -> event.id() <= proven || event.id() == frontier[0] + 1)
+                .doOnNext(event -> {
+                    hot.emitNext(new LiveEvent(event, lastEmitted),
+                            Sinks.EmitFailureHandler.busyLooping(Duration.ofMillis(50)));
+                    lastEmitted = event.id();
+                    frontier[0] = Math.max(frontier[0], event.id());
+                })
+                .then(Mono.fromSupplier(() -> {
+                    delivered = frontier[0];
+                    return frontier[0] > from;
+                }));
     }
 
     @Override

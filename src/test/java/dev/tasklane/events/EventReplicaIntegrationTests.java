@@ -7,7 +7,7 @@ import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
-import java.sql.Statement;
+import java.sql.PreparedStatement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -67,13 +67,20 @@ final class EventReplicaIntegrationTests {
                 assertThat(all).extracting(SseClient.Event::event).containsExactly("queued", "running", "succeeded",
                         "queued", "running", "succeeded", "queued", "running", "succeeded");
 
-                // Events held back by an older transaction go out as soon as it ends, although no
-                // NOTIFY follows that end and the next poll is 30 s away.
+                // Events held back by an older transaction that holds a smaller event id (here of
+                // another queue's task) go out as soon as it ends, although no NOTIFY follows that
+                // end and the next poll is 30 s away.
                 int before = all.size();
+                long elsewhere = onA.enqueue(queue + "-elsewhere", "{\"type\": \"external\"}").get("id").longValue();
                 try (Connection older = TestDatabase.get().connect()) {
                     older.setAutoCommit(false);
-                    try (Statement statement = older.createStatement()) {
-                        statement.execute("SELECT pg_current_xact_id()");
+                    try (PreparedStatement statement = older.prepareStatement("""
+                            WITH t AS (UPDATE task SET progress_percent = 1 WHERE id = ? RETURNING *)
+                            INSERT INTO task_event (task_id, queue, task_type, name, state, attempt, detail)
+                            SELECT id, queue, type, 'progress', state, attempt, '{"percent": 1, "message": null}'
+                            FROM t""")) {
+                        statement.setLong(1, elsewhere);
+                        statement.executeUpdate();
                     }
                     onA.enqueue(queue, "{\"type\": \"noop\"}");
                     await().atMost(Duration.ofSeconds(10)).until(() -> Sql.column(

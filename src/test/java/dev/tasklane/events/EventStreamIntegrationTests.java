@@ -142,7 +142,31 @@ final class EventStreamIntegrationTests extends WorkerIntegrationTest {
 
     @Test
     void eventsCommittedOutOfIdOrderAreDeliveredInIdOrderWithNothingLost() throws Exception {
-        String queue = TaskFixtures.uniqueQueue("out-of-order");
+        HeldBack held = heldBackByAnEventIdInFlight("out-of-order", Connection::commit);
+        assertThat(held.received()).extracting(SseClient.Event::id)
+                .containsExactly(Long.toString(held.inFlight()), Long.toString(held.later()));
+    }
+
+    @Test
+    void anEventIdLostToARollbackHoldsLaterEventsBackOnlyUntilThatTransactionEnds() throws Exception {
+        HeldBack held = heldBackByAnEventIdInFlight("rolled-back", Connection::rollback);
+        assertThat(held.received()).extracting(SseClient.Event::id).containsExactly(Long.toString(held.later()));
+    }
+
+    /** What a subscriber got when a later event committed while a smaller id was in flight. */
+    private record HeldBack(long inFlight, long later, List<SseClient.Event> received) {
+    }
+
+    private interface TransactionEnd {
+        void end(Connection connection) throws Exception;
+    }
+
+    /**
+     * Appends an event in a transaction left open, then a later one that commits at once; checks
+     * that the later one is held back, ends the first transaction and waits for the later event.
+     */
+    private HeldBack heldBackByAnEventIdInFlight(String queuePrefix, TransactionEnd end) throws Exception {
+        String queue = TaskFixtures.uniqueQueue(queuePrefix);
         long first = tasks.enqueue(queue, "{\"type\": \"external\"}").get("id").longValue();
         long second = tasks.enqueue(queue, "{\"type\": \"external\"}").get("id").longValue();
         List<SseClient.Event> received = new CopyOnWriteArrayList<>();
@@ -153,15 +177,43 @@ final class EventStreamIntegrationTests extends WorkerIntegrationTest {
             awaitSubscribed();
             try (Connection slow = TestDatabase.get().connect(); Connection fast = TestDatabase.get().connect()) {
                 slow.setAutoCommit(false);
-                long slowEvent = appendProgress(slow, first);   // takes the smaller id, commits last
-                long fastEvent = appendProgress(fast, second);  // autocommit: visible at once
-                assertThat(fastEvent).isGreaterThan(slowEvent);
+                long inFlight = appendProgress(slow, first);   // takes the smaller id, ends last
+                long later = appendProgress(fast, second);     // autocommit: visible at once
+                assertThat(later).isGreaterThan(inFlight);
                 Thread.sleep(1000); // the reader runs several rounds meanwhile
                 assertThat(received).as("nothing after an id that is still in flight").isEmpty();
-                slow.commit();
-                await().atMost(PATIENT).until(() -> received.size() >= 2);
-                assertThat(received).extracting(SseClient.Event::id)
-                        .containsExactly(Long.toString(slowEvent), Long.toString(fastEvent));
+                end.end(slow);
+                await().atMost(PATIENT).until(() -> received.stream()
+                        .anyMatch(event -> event.id().equals(Long.toString(later))));
+                return new HeldBack(inFlight, later, List.copyOf(received));
+            }
+        } finally {
+            subscription.dispose();
+        }
+    }
+
+    @Test
+    void aTransactionThatHoldsNoEventIdDelaysNoEventWhileItStaysOpen() throws Exception {
+        String queue = TaskFixtures.uniqueQueue("open-elsewhere");
+        long taskId = tasks.enqueue(queue, "{\"type\": \"external\"}").get("id").longValue();
+        List<SseClient.Event> received = new CopyOnWriteArrayList<>();
+        Disposable subscription = sse.events("/api/v1/events?events=progress&queue=" + queue, null)
+                .subscribe(received::add);
+        try {
+            awaitSubscribed();
+            try (Connection open = TestDatabase.get().connect(); Connection fast = TestDatabase.get().connect()) {
+                open.setAutoCommit(false);
+                // Owns a transaction id, as a long claim elsewhere or a migration would, but no event id.
+                try (PreparedStatement statement = open.prepareStatement("SELECT pg_current_xact_id()")) {
+                    statement.executeQuery().close();
+                }
+                long event = appendProgress(fast, taskId);
+                try {
+                    await().atMost(Duration.ofSeconds(3)).until(() -> !received.isEmpty());
+                    assertThat(received).extracting(SseClient.Event::id).containsExactly(Long.toString(event));
+                } finally {
+                    open.rollback();
+                }
             }
         } finally {
             subscription.dispose();
