@@ -30,7 +30,11 @@ final class ApiSchemas {
             @Schema(minimum = "1", maximum = "100", defaultValue = "5") @Nullable Integer maxAttempts,
             @Schema(minLength = 1, maxLength = 200,
                     description = "The same key on the same queue returns the existing task (200, Idempotent-Replayed)")
-            @Nullable String idempotencyKey) {
+            @Nullable String idempotencyKey,
+            @Schema(minimum = "1", maximum = "604800",
+                    description = "How long one attempt may run; default TASKLANE_TASK_TIMEOUT (2h). At the deadline"
+                            + " the attempt fails as retryable with 'timed out after Ns'")
+            @Nullable Integer timeoutSeconds) {
     }
 
     @Schema(name = "BatchEnqueueRequest", description = "Up to 1000 tasks, all enqueued or none")
@@ -46,18 +50,22 @@ final class ApiSchemas {
             @Schema(minimum = "0", maximum = "30", defaultValue = "0",
                     description = "Long poll: answer as soon as a task can be claimed, else [] at the deadline")
             @Nullable Integer waitSeconds,
-            @Schema(description = "Only these task types") @Nullable List<String> types) {
+            @Schema(description = "Only these task types (at most 100)") @Nullable List<String> types) {
     }
 
     @Schema(name = "HeartbeatRequest")
     record Heartbeat(
             @Schema(requiredMode = Schema.RequiredMode.REQUIRED) String workerId,
+            @Schema(description = "The leaseId the claim handed out: act only on that lease (409 when stale)")
+            @Nullable String leaseId,
             @Schema(minimum = "1", maximum = "43200", defaultValue = "30") @Nullable Integer leaseSeconds) {
     }
 
     @Schema(name = "ProgressRequest")
     record Progress(
             @Schema(requiredMode = Schema.RequiredMode.REQUIRED) String workerId,
+            @Schema(description = "The leaseId the claim handed out: act only on that lease (409 when stale)")
+            @Nullable String leaseId,
             @Schema(minimum = "0", maximum = "100") @Nullable Integer percent,
             @Schema(maxLength = 1000) @Nullable String message) {
     }
@@ -65,12 +73,16 @@ final class ApiSchemas {
     @Schema(name = "CompleteRequest")
     record Complete(
             @Schema(requiredMode = Schema.RequiredMode.REQUIRED) String workerId,
+            @Schema(description = "The leaseId the claim handed out: act only on that lease (409 when stale)")
+            @Nullable String leaseId,
             @Schema(description = "Any JSON value") @Nullable Object result) {
     }
 
     @Schema(name = "FailRequest")
     record Fail(
             @Schema(requiredMode = Schema.RequiredMode.REQUIRED) String workerId,
+            @Schema(description = "The leaseId the claim handed out: act only on that lease (409 when stale)")
+            @Nullable String leaseId,
             @Schema(requiredMode = Schema.RequiredMode.REQUIRED) String error,
             @Schema(defaultValue = "true", description = "false fails the task whatever attempts are left")
             @Nullable Boolean retry) {

@@ -7,14 +7,17 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.UUID;
 
 import dev.tasklane.config.TasklaneProperties;
 import dev.tasklane.queue.Claim;
+import dev.tasklane.support.StorableText;
 import dev.tasklane.worker.PullWorkers;
 import io.swagger.v3.oas.annotations.Operation;
 import io.swagger.v3.oas.annotations.media.Content;
 import io.swagger.v3.oas.annotations.media.Schema;
 import io.swagger.v3.oas.annotations.responses.ApiResponse;
+import org.jspecify.annotations.Nullable;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
@@ -31,6 +34,8 @@ class ClaimController {
     private static final int MAX_WORKER_ID = 200;
     private static final int MAX_MESSAGE = 1000;
     private static final int MAX_ERROR = 10_000;
+    /** Never drawn as a lease id (they are random), so it matches no lease. */
+    private static final UUID NO_LEASE = new UUID(0, 0);
 
     private final PullWorkers pull;
     private final long maxResultBytes;
@@ -61,7 +66,7 @@ class ClaimController {
         failOn(errors);
         Claim claim = new Claim(queue, workerId.orElseThrow(), (int) max, Duration.ofSeconds(leaseSeconds), types);
         return pull.claim(claim, Duration.ofSeconds(waitSeconds))
-                .map(tasks -> new TaskController.TaskList(tasks.stream().map(TaskJson::of).toList()));
+                .map(tasks -> new TaskController.TaskList(tasks.stream().map(TaskJson::claimed).toList()));
     }
 
     @Operation(operationId = "heartbeat",
@@ -78,9 +83,11 @@ class ClaimController {
         List<FieldError> errors = new ArrayList<>();
         JsonFields fields = JsonFields.of(body, "", errors);
         Optional<String> workerId = fields.requiredText("workerId", MAX_WORKER_ID);
+        UUID leaseId = leaseId(fields);
         long leaseSeconds = fields.integer("leaseSeconds", 1, 43_200).orElse(30L);
         failOn(errors);
-        return pull.heartbeat(taskId, workerId.orElseThrow(), Duration.ofSeconds(leaseSeconds)).map(TaskJson::of);
+        return pull.heartbeat(taskId, workerId.orElseThrow(), leaseId, Duration.ofSeconds(leaseSeconds))
+                .map(TaskJson::claimed);
     }
 
     @Operation(operationId = "reportProgress",
@@ -97,14 +104,15 @@ class ClaimController {
         List<FieldError> errors = new ArrayList<>();
         JsonFields fields = JsonFields.of(body, "", errors);
         Optional<String> workerId = fields.requiredText("workerId", MAX_WORKER_ID);
+        UUID leaseId = leaseId(fields);
         Integer percent = fields.integer("percent", 0, 100).map(Long::intValue).orElse(null);
         String message = fields.string("message").orElse(null);
         if (message != null && (message.codePointCount(0, message.length()) > MAX_MESSAGE
-                || !JsonFields.isStorableText(message))) {
+                || !StorableText.isStorable(message))) {
             fields.invalid("message", "must be at most " + MAX_MESSAGE + " characters of valid Unicode without NUL");
         }
         failOn(errors);
-        return pull.progress(taskId, workerId.orElseThrow(), percent, message).map(TaskJson::of);
+        return pull.progress(taskId, workerId.orElseThrow(), leaseId, percent, message).map(TaskJson::claimed);
     }
 
     @Operation(operationId = "complete",
@@ -121,9 +129,10 @@ class ClaimController {
         List<FieldError> errors = new ArrayList<>();
         JsonFields fields = JsonFields.of(body, "", errors);
         Optional<String> workerId = fields.requiredText("workerId", MAX_WORKER_ID);
+        UUID leaseId = leaseId(fields);
         String result = fields.raw("result").map(value -> resultText(fields, value)).orElse(null);
         failOn(errors);
-        return pull.complete(taskId, workerId.orElseThrow(), result).map(TaskJson::of);
+        return pull.complete(taskId, workerId.orElseThrow(), leaseId, result).map(TaskJson::of);
     }
 
     @Operation(operationId = "fail",
@@ -140,10 +149,11 @@ class ClaimController {
         List<FieldError> errors = new ArrayList<>();
         JsonFields fields = JsonFields.of(body, "", errors);
         Optional<String> workerId = fields.requiredText("workerId", MAX_WORKER_ID);
+        UUID leaseId = leaseId(fields);
         Optional<String> error = fields.requiredText("error", MAX_ERROR);
         boolean retry = fields.bool("retry").orElse(true);
         failOn(errors);
-        return pull.fail(taskId, workerId.orElseThrow(), error.orElseThrow(), retry).map(TaskJson::of);
+        return pull.fail(taskId, workerId.orElseThrow(), leaseId, error.orElseThrow(), retry).map(TaskJson::of);
     }
 
     private String resultText(JsonFields fields, JsonNode value) {
@@ -152,15 +162,33 @@ class ClaimController {
         if (bytes > maxResultBytes) {
             throw new PayloadTooLargeException("result is " + bytes + " bytes; the limit is " + maxResultBytes);
         }
-        if (!EnqueueRequests.storable(value)) {
+        if (!StorableText.isStorable(value)) {
             fields.invalid("result", "must not contain NUL characters or unpaired surrogates");
         }
         return text;
     }
 
+    /**
+     * The lease a call names, if it names one. A string that is no lease id this service hands
+     * out names no lease a worker holds: the call is refused as for any stale lease (409).
+     */
+    private static @Nullable UUID leaseId(JsonFields fields) {
+        return fields.string("leaseId").map(text -> {
+            try {
+                return UUID.fromString(text);
+            } catch (IllegalArgumentException e) {
+                return NO_LEASE;
+            }
+        }).orElse(null);
+    }
+
     private static Set<String> types(JsonFields fields) {
         Set<String> types = new LinkedHashSet<>();
         fields.array("types").ifPresent(array -> {
+            if (array.size() > Claim.MAX_TYPES) {
+                fields.invalid("types", "must name at most " + Claim.MAX_TYPES + " task types");
+                return;
+            }
             for (int i = 0; i < array.size(); i++) {
                 JsonNode type = array.get(i);
                 if (!type.isString()) {

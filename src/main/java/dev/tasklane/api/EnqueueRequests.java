@@ -15,6 +15,7 @@ import java.util.function.BiFunction;
 import java.util.regex.Pattern;
 
 import dev.tasklane.queue.NewTask;
+import dev.tasklane.support.StorableText;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.node.NullNode;
 
@@ -35,14 +36,18 @@ final class EnqueueRequests {
     private static final Instant LATEST_RUN_AT = Instant.parse("9999-12-31T23:59:59Z");
 
     private final long maxPayloadBytes;
+    private final int defaultTimeoutSeconds;
     private final BiFunction<String, JsonNode, List<String>> payloadRules;
 
     /**
      * @param maxPayloadBytes the payload limit
+     * @param defaultTimeout what an enqueue without {@code timeoutSeconds} stores ({@code TASKLANE_TASK_TIMEOUT})
      * @param payloadRules what the handler of a type finds wrong with a payload
      */
-    EnqueueRequests(long maxPayloadBytes, BiFunction<String, JsonNode, List<String>> payloadRules) {
+    EnqueueRequests(long maxPayloadBytes, Duration defaultTimeout,
+                    BiFunction<String, JsonNode, List<String>> payloadRules) {
         this.maxPayloadBytes = maxPayloadBytes;
+        this.defaultTimeoutSeconds = (int) defaultTimeout.toSeconds();
         this.payloadRules = payloadRules;
     }
 
@@ -106,6 +111,8 @@ final class EnqueueRequests {
         int priority = fields.integer("priority", -100, 100).orElse(0L).intValue();
         int maxAttempts = fields.integer("maxAttempts", 1, 100).orElse((long) NewTask.DEFAULT_MAX_ATTEMPTS).intValue();
         String key = fields.text("idempotencyKey", MAX_KEY_LENGTH).orElse(null);
+        int timeoutSeconds = fields.integer("timeoutSeconds", 1, NewTask.MAX_TIMEOUT_SECONDS)
+                .map(Long::intValue).orElse(defaultTimeoutSeconds);
         Instant runAt = fields.string("runAt").map(text -> parseRunAt(fields, text)).orElse(null);
         Duration delay = fields.number("delaySeconds").map(seconds -> parseDelay(fields, seconds)).orElse(Duration.ZERO);
         if (fields.has("runAt") && fields.has("delaySeconds")) {
@@ -114,7 +121,7 @@ final class EnqueueRequests {
         if (errorCount(fields) > before || type.isEmpty()) {
             return null;
         }
-        return new NewTask(type.get(), payload, priority, runAt, delay, maxAttempts, key);
+        return new NewTask(type.get(), payload, priority, runAt, delay, maxAttempts, key, timeoutSeconds);
     }
 
     private static int errorCount(JsonFields fields) {
@@ -122,7 +129,7 @@ final class EnqueueRequests {
     }
 
     private String payloadText(JsonFields fields, JsonNode payload) {
-        if (!storable(payload)) {
+        if (!StorableText.isStorable(payload)) {
             fields.invalid("payload", "must not contain NUL characters or unpaired surrogates"
                     + " (PostgreSQL jsonb cannot store them)");
             return null;
@@ -134,27 +141,6 @@ final class EnqueueRequests {
                     + " bytes; the limit is " + maxPayloadBytes);
         }
         return text;
-    }
-
-    static boolean storable(JsonNode node) {
-        if (node.isString()) {
-            return JsonFields.isStorableText(node.stringValue());
-        }
-        if (node.isObject()) {
-            for (Map.Entry<String, JsonNode> property : node.properties()) {
-                if (!JsonFields.isStorableText(property.getKey()) || !storable(property.getValue())) {
-                    return false;
-                }
-            }
-        }
-        if (node.isArray()) {
-            for (JsonNode element : node) {
-                if (!storable(element)) {
-                    return false;
-                }
-            }
-        }
-        return true;
     }
 
     private static Instant parseRunAt(JsonFields fields, String text) {

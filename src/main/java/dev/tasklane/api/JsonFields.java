@@ -4,6 +4,7 @@ import java.math.BigDecimal;
 import java.util.List;
 import java.util.Optional;
 
+import dev.tasklane.support.StorableText;
 import tools.jackson.databind.JsonNode;
 
 /**
@@ -82,30 +83,11 @@ final class JsonFields {
             invalid(field, "must be 1 to " + maxLength + " characters");
             return Optional.empty();
         }
-        if (!isStorableText(text)) {
+        if (!StorableText.isStorable(text)) {
             invalid(field, "must be valid Unicode without NUL characters");
             return Optional.empty();
         }
         return value;
-    }
-
-    /** PostgreSQL text holds neither NUL nor half a surrogate pair (it would be stored as '?'). */
-    static boolean isStorableText(String text) {
-        for (int i = 0; i < text.length(); i++) {
-            char c = text.charAt(i);
-            if (c == '\0') {
-                return false;
-            }
-            if (Character.isHighSurrogate(c)) {
-                if (i + 1 >= text.length() || !Character.isLowSurrogate(text.charAt(i + 1))) {
-                    return false;
-                }
-                i++;
-            } else if (Character.isLowSurrogate(c)) {
-                return false;
-            }
-        }
-        return true;
     }
 
     Optional<BigDecimal> number(String field) {

@@ -7,7 +7,6 @@ import java.util.TreeMap;
 
 import dev.tasklane.queue.QueueStats;
 import dev.tasklane.queue.QueueStore;
-import dev.tasklane.queue.Wakeups;
 import dev.tasklane.worker.WorkerInfo;
 import dev.tasklane.worker.WorkerRegistry;
 import dev.tasklane.worker.Workers;
@@ -29,13 +28,11 @@ class QueueController {
     private final QueueStore queues;
     private final Workers workers;
     private final WorkerRegistry registry;
-    private final Wakeups wakeups;
 
-    QueueController(QueueStore queues, Workers workers, WorkerRegistry registry, Wakeups wakeups) {
+    QueueController(QueueStore queues, Workers workers, WorkerRegistry registry) {
         this.queues = queues;
         this.workers = workers;
         this.registry = registry;
-        this.wakeups = wakeups;
     }
 
     /** A queue as {@code GET /queues} lists it. */
@@ -94,7 +91,6 @@ class QueueController {
     Mono<QueueJson> resume(@PathVariable String queue) {
         EnqueueRequests.requireQueueName(queue);
         return queues.setPaused(queue, false)
-                .doOnNext(stats -> wakeups.wake(queue, null))
                 .map(stats -> json(stats, workers.queueNames().contains(queue)));
     }
 

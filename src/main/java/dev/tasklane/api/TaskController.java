@@ -2,9 +2,7 @@ package dev.tasklane.api;
 
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
-import java.time.Instant;
 import java.util.Base64;
-import java.util.Comparator;
 import java.util.List;
 import java.util.regex.Pattern;
 
@@ -13,7 +11,6 @@ import dev.tasklane.queue.Enqueued;
 import dev.tasklane.queue.TaskFilter;
 import dev.tasklane.queue.TaskState;
 import dev.tasklane.queue.TaskStore;
-import dev.tasklane.queue.Wakeups;
 import dev.tasklane.worker.HandlerRegistry;
 import dev.tasklane.worker.Workers;
 import io.swagger.v3.oas.annotations.Operation;
@@ -45,14 +42,11 @@ class TaskController {
 
     private final TaskStore tasks;
     private final EnqueueRequests requests;
-    private final Wakeups wakeups;
     private final Workers workers;
 
-    TaskController(TaskStore tasks, TasklaneProperties properties, HandlerRegistry handlers, Wakeups wakeups,
-                   Workers workers) {
+    TaskController(TaskStore tasks, TasklaneProperties properties, HandlerRegistry handlers, Workers workers) {
         this.tasks = tasks;
-        this.requests = new EnqueueRequests(properties.maxPayloadBytes(), handlers::validate);
-        this.wakeups = wakeups;
+        this.requests = new EnqueueRequests(properties.maxPayloadBytes(), properties.taskTimeout(), handlers::validate);
         this.workers = workers;
     }
 
@@ -78,7 +72,6 @@ class TaskController {
         EnqueueRequests.requireQueueName(queue);
         return Mono.fromSupplier(() -> requests.single(body))
                 .flatMap(task -> tasks.enqueueOne(queue, task))
-                .doOnNext(result -> wakeFor(queue, List.of(result)))
                 .map(result -> {
                     TaskJson json = TaskJson.of(result.task());
                     return result.created()
@@ -101,7 +94,6 @@ class TaskController {
         EnqueueRequests.requireQueueName(queue);
         return Mono.fromSupplier(() -> requests.batch(body))
                 .flatMap(batch -> tasks.enqueue(queue, batch))
-                .doOnNext(results -> wakeFor(queue, results))
                 .map(results -> {
                     boolean anyCreated = results.stream().anyMatch(Enqueued::created);
                     TaskList list = new TaskList(results.stream().map(r -> TaskJson.of(r.task())).toList());
@@ -126,15 +118,7 @@ class TaskController {
             })
     @PostMapping("/tasks/{id}/retry")
     Mono<TaskJson> retry(@PathVariable String id) {
-        return tasks.retry(TaskIds.parse(id))
-                .doOnNext(task -> wakeups.wake(task.queue(), null))
-                .map(TaskJson::of);
-    }
-
-    /** Wakes the queue's workers for the new tasks: now, or when the earliest of them comes due. */
-    private void wakeFor(String queue, List<Enqueued> results) {
-        results.stream().filter(Enqueued::created).map(r -> r.task().runAt()).min(Comparator.naturalOrder())
-                .ifPresent(dueAt -> wakeups.wake(queue, dueAt.isAfter(Instant.now()) ? dueAt : null));
+        return tasks.retry(TaskIds.parse(id)).map(TaskJson::of);
     }
 
     @Operation(operationId = "getTask",

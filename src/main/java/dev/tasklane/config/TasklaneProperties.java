@@ -30,6 +30,8 @@ import org.springframework.validation.annotation.Validated;
  * @param maintenance the loops any replica runs (lease rescue, registry clean-up, retention)
  * @param events the event log reader
  * @param metrics the metrics read from the database
+ * @param taskTimeout how long one attempt of a task may run when its enqueue gives no {@code timeoutSeconds}
+ * @param database timeouts and the workers' own pool
  */
 @Validated
 @ConfigurationProperties("tasklane")
@@ -45,7 +47,15 @@ public record TasklaneProperties(
         @Nullable String listenUrl,
         @DefaultValue @Valid Maintenance maintenance,
         @DefaultValue @Valid Events events,
-        @DefaultValue @Valid Metrics metrics) {
+        @DefaultValue @Valid Metrics metrics,
+        @DefaultValue("2h") @NotNull Duration taskTimeout,
+        @DefaultValue @Valid Database database) {
+
+    public TasklaneProperties {
+        if (taskTimeout.compareTo(Duration.ofSeconds(1)) < 0 || taskTimeout.compareTo(Duration.ofDays(7)) > 0) {
+            throw new IllegalArgumentException("TASKLANE_TASK_TIMEOUT must be within 1s..7d, not " + taskTimeout);
+        }
+    }
 
     /** @param tokens accepted bearer tokens; empty means one is generated at start */
     public record Api(@DefaultValue List<String> tokens) {
@@ -96,6 +106,17 @@ public record TasklaneProperties(
      */
     public record Maintenance(@DefaultValue("true") boolean enabled,
                               @DefaultValue("1m") @NotNull Duration retentionInterval) {
+    }
+
+    /**
+     * @param statementTimeout how long any statement may go unanswered before it fails (kept by
+     *                         the client, so it also holds behind PgBouncer and over a connection
+     *                         that stops answering without closing)
+     * @param workerPoolSize connections of the in-process workers' own pool (renewals, outcomes,
+     *                       claims, rescue), apart from the main pool
+     */
+    public record Database(@DefaultValue("30s") @NotNull Duration statementTimeout,
+                           @DefaultValue("6") @Min(2) @Max(100) int workerPoolSize) {
     }
 
     /** @param allowedHosts hosts or CIDRs that {@code http} tasks may reach although private */

@@ -4,9 +4,7 @@ import java.util.List;
 
 import dev.tasklane.config.TasklaneProperties;
 import dev.tasklane.queue.Task;
-import dev.tasklane.queue.TaskState;
 import dev.tasklane.queue.TaskStore;
-import dev.tasklane.queue.Wakeups;
 import dev.tasklane.support.PeriodicJob;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -15,9 +13,10 @@ import org.springframework.stereotype.Component;
 import reactor.core.publisher.Mono;
 
 /**
- * Puts tasks whose lease expired (their worker died, hung or lost the database) back in their
- * queue, counting the attempt, every {@code TASKLANE_RESCUE_INTERVAL}. Every replica runs it;
- * SKIP LOCKED in the statement keeps them off each other's rows.
+ * Ends attempts whose lease expired (their worker died, hung or lost the database) or whose
+ * timeout passed, every {@code TASKLANE_RESCUE_INTERVAL}: back in their queue with the attempt
+ * counted, or failed when none is left. Every replica runs it, on the workers' own pool; SKIP
+ * LOCKED in the statement keeps them off each other's rows.
  */
 @Component
 @ConditionalOnBooleanProperty(name = "tasklane.maintenance.enabled", matchIfMissing = true)
@@ -27,19 +26,17 @@ final class LeaseRescuer extends PeriodicJob {
     private static final int BATCH = 500;
 
     private final TaskStore store;
-    private final Wakeups wakeups;
 
-    LeaseRescuer(TaskStore store, Wakeups wakeups, TasklaneProperties properties) {
+    LeaseRescuer(TaskStore store, TasklaneProperties properties) {
         super("Lease rescue", properties.rescueInterval());
-        this.store = store;
-        this.wakeups = wakeups;
+        this.store = store.onWorkerPool();
     }
 
     @Override
     protected Mono<Long> runOnce() {
         return rescueAll().doOnNext(count -> {
             if (count > 0) {
-                log.info("Rescued {} tasks whose lease expired", count);
+                log.info("Rescued {} tasks whose lease expired or whose attempt timed out", count);
             }
         });
     }
@@ -53,8 +50,6 @@ final class LeaseRescuer extends PeriodicJob {
     }
 
     private Mono<List<Task>> rescueBatch() {
-        return store.rescueExpired(BATCH).collectList()
-                .doOnNext(rescued -> rescued.stream().filter(t -> t.state() == TaskState.QUEUED).map(Task::queue)
-                        .distinct().forEach(queue -> wakeups.wake(queue, null)));
+        return store.rescueExpired(BATCH).collectList();
     }
 }

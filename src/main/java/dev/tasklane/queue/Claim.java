@@ -9,14 +9,20 @@ import java.util.Set;
  * @param queue the queue
  * @param workerId who will hold the leases
  * @param limit how many at most
- * @param lease how long the leases last before they must be renewed
+ * @param lease how long the leases last before they must be renewed (never past a task's timeout)
  * @param types only these types; empty means any type
  */
 public record Claim(String queue, String workerId, int limit, Duration lease, Set<String> types) {
 
+    /** The most types one claim may name: each costs the claim a seek per priority. */
+    public static final int MAX_TYPES = 100;
+
     public Claim {
         if (limit < 1) {
             throw new IllegalArgumentException("limit must be positive");
+        }
+        if (types.size() > MAX_TYPES) {
+            throw new IllegalArgumentException("a claim names at most " + MAX_TYPES + " types");
         }
         types = Set.copyOf(types);
     }

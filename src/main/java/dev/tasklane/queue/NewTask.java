@@ -15,11 +15,13 @@ import org.jspecify.annotations.Nullable;
  * @param delay used only when {@code runAt} is null
  * @param maxAttempts 1..100
  * @param idempotencyKey null for none
+ * @param timeoutSeconds how long one attempt may run, 1..604800
  */
 public record NewTask(String type, @Nullable String payload, int priority, @Nullable Instant runAt,
-                      Duration delay, int maxAttempts, @Nullable String idempotencyKey) {
+                      Duration delay, int maxAttempts, @Nullable String idempotencyKey, int timeoutSeconds) {
 
     public static final int DEFAULT_MAX_ATTEMPTS = 5;
+    public static final int MAX_TIMEOUT_SECONDS = 604_800;
 
     public NewTask {
         if (priority < -100 || priority > 100) {
@@ -30,6 +32,9 @@ public record NewTask(String type, @Nullable String payload, int priority, @Null
         }
         if (delay.isNegative()) {
             throw new IllegalArgumentException("delay must not be negative");
+        }
+        if (timeoutSeconds < 1 || timeoutSeconds > MAX_TIMEOUT_SECONDS) {
+            throw new IllegalArgumentException("timeoutSeconds must be within 1.." + MAX_TIMEOUT_SECONDS);
         }
     }
 }

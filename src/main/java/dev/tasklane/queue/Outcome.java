@@ -1,31 +1,37 @@
 package dev.tasklane.queue;
 
 import java.time.Duration;
+import java.util.UUID;
 
 import org.jspecify.annotations.Nullable;
 
 /**
- * How one attempt ended, as its worker reports it.
+ * How one attempt ended, as its worker reports it. It changes the task only while that worker
+ * still holds an unexpired lease on it: the lease {@code leaseId}, or any of the worker's leases
+ * when that is null (a pull worker that does not send it).
  *
  * @param taskId the task
- * @param attempt the attempt that ended; an outcome for an older attempt changes nothing
+ * @param leaseId the lease of the attempt that ended, or null for any lease of {@code workerId}
  * @param workerId the worker that held the lease
  * @param succeeded true for success
- * @param result JSON text of the result, on success
- * @param error what went wrong, on failure
+ * @param result JSON text of the result, on success, already known to be storable
+ * @param error what went wrong, on failure, already known to be storable
  * @param retryable false for a permanent failure: the task fails whatever attempts are left
  * @param retryDelay how long to wait before the next attempt, when there is one
- * @param leaseMustHold true when an expired lease voids the outcome (pull workers), false when
- *                      holding the attempt is enough (in-process, whose keeper stops lapsed handlers)
  */
-public record Outcome(long taskId, int attempt, String workerId, boolean succeeded, @Nullable String result,
-                      @Nullable String error, boolean retryable, Duration retryDelay, boolean leaseMustHold) {
+public record Outcome(long taskId, @Nullable UUID leaseId, String workerId, boolean succeeded,
+                      @Nullable String result, @Nullable String error, boolean retryable, Duration retryDelay) {
 
     public static Outcome success(Task task, String workerId, @Nullable String result) {
-        return new Outcome(task.id(), task.attempt(), workerId, true, result, null, false, Duration.ZERO, false);
+        return new Outcome(task.id(), task.leaseId(), workerId, true, result, null, false, Duration.ZERO);
     }
 
     public static Outcome failure(Task task, String workerId, String error, boolean retryable, Duration retryDelay) {
-        return new Outcome(task.id(), task.attempt(), workerId, false, null, error, retryable, retryDelay, false);
+        return new Outcome(task.id(), task.leaseId(), workerId, false, null, error, retryable, retryDelay);
+    }
+
+    /** The same attempt ended as a permanent failure instead, for an outcome that cannot be stored. */
+    public Outcome asUnstorable(String why) {
+        return new Outcome(taskId, leaseId, workerId, false, null, why, false, Duration.ZERO);
     }
 }

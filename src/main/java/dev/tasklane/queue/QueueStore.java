@@ -21,10 +21,12 @@ public class QueueStore {
     static final Duration OVERVIEW_MAX_AGE = Duration.ofSeconds(5);
 
     private final DatabaseClient db;
+    private final TaskChanges changes;
     private final Mono<List<QueueStats>> cachedOverview;
 
-    QueueStore(DatabaseClient db) {
+    QueueStore(DatabaseClient db, TaskChanges changes) {
         this.db = db;
+        this.changes = changes;
         this.cachedOverview = overview(null).cache(stats -> OVERVIEW_MAX_AGE, error -> Duration.ZERO,
                 () -> Duration.ZERO);
     }
@@ -41,7 +43,13 @@ public class QueueStore {
 
     /** Pauses or resumes a queue (creating its row); answers its fresh counts. */
     public Mono<QueueStats> setPaused(String queue, boolean paused) {
-        return db.sql(QueueSql.SET_PAUSED).bind("queue", queue).bind("paused", paused).then().then(one(queue));
+        return db.sql(QueueSql.SET_PAUSED).bind("queue", queue).bind("paused", paused).then()
+                .doOnSuccess(done -> {
+                    if (!paused) {
+                        changes.resumed(queue);
+                    }
+                })
+                .then(one(queue));
     }
 
     private Mono<List<QueueStats>> overview(@Nullable String queue) {

@@ -1,12 +1,14 @@
 package dev.tasklane.queue;
 
 import java.time.Instant;
+import java.util.UUID;
 
 import org.jspecify.annotations.Nullable;
 
 /**
  * One task as stored. {@code payload} and {@code result} are JSON text exactly as the database
- * returns it, so they pass through the service without being parsed again.
+ * returns it, so they pass through the service without being parsed again. {@code leaseId},
+ * {@code timeoutAt} and {@code leaseExpiresAt} are set while it runs.
  */
 public record Task(
         long id,
@@ -22,7 +24,10 @@ public record Task(
         @Nullable Instant startedAt,
         @Nullable Instant finishedAt,
         @Nullable String workerId,
+        @Nullable UUID leaseId,
         @Nullable Instant leaseExpiresAt,
+        int timeoutSeconds,
+        @Nullable Instant timeoutAt,
         @Nullable Integer progressPercent,
         @Nullable String progressMessage,
         @Nullable String result,

@@ -1,36 +1,20 @@
 package dev.tasklane.queue;
 
-import dev.tasklane.events.NotificationListener;
-
 /**
- * Every statement on the {@code task} table, run only by {@link TaskStore}. A statement that
- * changes a task appends its {@code task_event} row in the same statement, after the task row,
- * so the transaction owns an id before the event takes its sequence number (see V002); all but
- * the enqueue also NOTIFY every replica's event reader, delivered at their commit
- * ({@link #notifiedIfAny}).
+ * Every statement on the {@code task} table, run only by {@link TaskStore}, each whole so that it
+ * can be pasted into psql as it stands. A statement that changes a task appends its
+ * {@code task_event} row in the same statement, after the task row, so the transaction owns an id
+ * before the event takes its sequence number (see V002). All but the enqueue also NOTIFY every
+ * replica's event reader on {@code tasklane_events} (the channel the notifier listens on), from a
+ * CTE {@code notified} that the final SELECT joins so that it runs: the NOTIFY then arrives at the
+ * commit of its events, not after their rows have come back to this replica.
+ *
+ * <p>Every statement that acts for the holder of a lease names the lease ({@code lease_id}, drawn
+ * by the claimer): a worker id alone cannot tell one claim of a task from the next.
  */
 final class TaskSql {
 
     private TaskSql() {
-    }
-
-    /** The wire format of timestamps inside event details: UTC, microseconds, like the API's. */
-    static final String UTC_MICROS = "'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'";
-
-    /** The rows of the CTE {@code changed}, once the CTE {@code notified} has run. */
-    private static final String CHANGED = "SELECT changed.* FROM changed LEFT JOIN notified ON true";
-
-    /**
-     * The CTE {@code notified}: a NOTIFY to the event readers of every replica when the CTE
-     * {@code rows} has any, sent by the statement itself so that it arrives at the commit of its
-     * events, not after their rows have come back to this replica (tens of milliseconds under
-     * load). The statement must join it (see {@link #CHANGED}): a CTE nobody reads does not run.
-     */
-    private static String notifiedIfAny(String rows) {
-        return """
-                notified AS (
-                    SELECT pg_notify('%s', '') FROM (SELECT 1 FROM %s LIMIT 1) AS any_row
-                )""".formatted(NotificationListener.EVENTS_CHANNEL, rows);
     }
 
     /**
@@ -47,15 +31,17 @@ final class TaskSql {
             WITH input AS MATERIALIZED (
                 SELECT nextval(pg_get_serial_sequence('task', 'id')) AS id, i.*
                 FROM unnest(:types::text[], :payloads::text[], :priorities::smallint[], :runAts::text[],
-                            :delaysMs::bigint[], :maxAttempts::integer[], :keys::text[]) WITH ORDINALITY
-                     AS i(type, payload, priority, run_at, delay_ms, max_attempts, idempotency_key, ord)
+                            :delaysMs::bigint[], :maxAttempts::integer[], :keys::text[], :timeouts::integer[])
+                     WITH ORDINALITY
+                     AS i(type, payload, priority, run_at, delay_ms, max_attempts, idempotency_key, timeout_seconds, ord)
             ),
             inserted AS (
-                INSERT INTO task (id, queue, type, payload, priority, run_at, max_attempts, idempotency_key)
+                INSERT INTO task (id, queue, type, payload, priority, run_at, max_attempts, idempotency_key,
+                                  timeout_seconds)
                 OVERRIDING SYSTEM VALUE
                 SELECT id, :queue, type, payload::jsonb, priority,
                        coalesce(run_at::timestamptz, now() + delay_ms * interval '1 millisecond'),
-                       max_attempts, idempotency_key
+                       max_attempts, idempotency_key, timeout_seconds
                 FROM input
                 ORDER BY ord
                 ON CONFLICT (queue, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
@@ -64,13 +50,14 @@ final class TaskSql {
             events AS (
                 INSERT INTO task_event (task_id, queue, task_type, name, state, attempt, detail)
                 SELECT id, queue, type, 'queued', 'queued', attempt,
-                       jsonb_build_object('runAt', to_char(run_at AT TIME ZONE 'UTC', %s), 'error', null)
+                       jsonb_build_object('runAt', to_char(run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+                                          'error', null)
                 FROM inserted
                 ORDER BY id
             )
             SELECT input.ord, inserted.*
             FROM inserted JOIN input USING (id)
-            """.formatted(UTC_MICROS);
+            """;
 
     /** The existing tasks that hold some idempotency keys of a queue. Locks nothing. */
     static final String FIND_BY_KEYS = """
@@ -131,86 +118,186 @@ final class TaskSql {
     /** The state of one task, to explain why a conditional change did nothing. */
     static final String STATE_OF = "SELECT state FROM task WHERE id = :id";
 
-    /** The detail of a {@code queued} event: when it runs and why it was put back, if it was. */
-    private static final String QUEUED_DETAIL =
-            "jsonb_build_object('runAt', to_char(run_at AT TIME ZONE 'UTC', " + UTC_MICROS + "), 'error', last_error)";
-
-    /** The detail of the event for a task's new state, from its row. */
-    private static final String STATE_DETAIL = """
-            CASE state
-                WHEN 'queued' THEN %s
-                WHEN 'succeeded' THEN jsonb_build_object('result', result)
-                WHEN 'failed' THEN jsonb_build_object('error', last_error)
-                WHEN 'running' THEN jsonb_build_object('workerId', worker_id)
-                ELSE '{}'::jsonb
-            END""".formatted(QUEUED_DETAIL);
-
-    /** Appends, for every row of the CTE {@code changed}, the event named after its new state, and NOTIFYs. */
-    private static final String STATE_EVENTS = """
-            events AS (
-                INSERT INTO task_event (task_id, queue, task_type, name, state, attempt, detail)
-                SELECT id, queue, type, state, state, attempt, %s
-                FROM changed
-                ORDER BY id
-            ),
-            %s""".formatted(STATE_DETAIL, notifiedIfAny("changed"));
-
     /**
-     * Claims up to :limit due tasks of a queue that is not paused, in claim order, for one
-     * worker; optionally only some types. The locking subquery is a materialized CTE so that it
-     * runs once and never locks more than :limit rows. Locks: the claimed rows; skips rows
-     * locked by anyone else. Returns the claimed tasks.
+     * Claims up to :limit due tasks of a queue that is not paused, in claim order (priority, then
+     * run_at, then id), for one worker under the lease :leaseId; returns them. It reads only due
+     * rows, however many wait in the future: the CTE {@code priorities} walks the claim index from
+     * one distinct priority to the next (a seek each), and for each the lateral scan reads rows
+     * with run_at up to now only, as an index bound, locking them as it goes and stopping after
+     * :limit (a materialized CTE runs once and never locks more). Locks: the claimed rows; skips
+     * rows locked by anyone else. The lease never outlasts the attempt's timeout. Returns the
+     * tasks in claim order (an UPDATE's RETURNING keeps no order of its own).
      */
-    static final String CLAIM = """
-            WITH next AS MATERIALIZED (
-                SELECT id FROM task
-                WHERE queue = :queue AND state = 'queued' AND run_at <= now()
-                  AND (:anyType OR type = ANY(:types::text[]))
-                  AND NOT EXISTS (SELECT 1 FROM queue q WHERE q.name = :queue AND q.paused)
-                ORDER BY priority DESC, run_at, id
+    static final String CLAIM_ANY_TYPE = """
+            WITH RECURSIVE priorities AS (
+                (SELECT priority FROM task
+                 WHERE queue = :queue AND state = 'queued'
+                   AND NOT EXISTS (SELECT 1 FROM queue q WHERE q.name = :queue AND q.paused)
+                 ORDER BY priority DESC LIMIT 1)
+                UNION ALL
+                SELECT (SELECT t.priority FROM task t
+                        WHERE t.queue = :queue AND t.state = 'queued' AND t.priority < p.priority
+                        ORDER BY t.priority DESC LIMIT 1)
+                FROM priorities p WHERE p.priority IS NOT NULL
+            ),
+            next AS MATERIALIZED (
+                SELECT due.id FROM priorities p CROSS JOIN LATERAL (
+                    SELECT t.id FROM task t
+                    WHERE t.queue = :queue AND t.state = 'queued' AND t.priority = p.priority AND t.run_at <= now()
+                    ORDER BY t.run_at, t.id
+                    LIMIT :limit
+                    FOR UPDATE SKIP LOCKED
+                ) due
+                WHERE p.priority IS NOT NULL
                 LIMIT :limit
-                FOR UPDATE SKIP LOCKED
             ),
             changed AS (
                 UPDATE task t
-                SET state = 'running', worker_id = :workerId, attempt = t.attempt + 1, started_at = now(),
-                    lease_expires_at = now() + :leaseMs * interval '1 millisecond',
+                SET state = 'running', worker_id = :workerId, lease_id = :leaseId, attempt = t.attempt + 1,
+                    started_at = now(), timeout_at = now() + t.timeout_seconds * interval '1 second',
+                    lease_expires_at = least(now() + :leaseMs * interval '1 millisecond',
+                                             now() + t.timeout_seconds * interval '1 second'),
                     progress_percent = NULL, progress_message = NULL
                 FROM next
                 WHERE t.id = next.id
                 RETURNING t.*
             ),
-            %s
-            %s
-            """.formatted(STATE_EVENTS, CHANGED);
+            events AS (
+                INSERT INTO task_event (task_id, queue, task_type, name, state, attempt, detail)
+                SELECT id, queue, type, 'running', 'running', attempt, jsonb_build_object('workerId', worker_id)
+                FROM changed
+                ORDER BY id
+            ),
+            notified AS (
+                SELECT pg_notify('tasklane_events', '') FROM (SELECT 1 FROM changed LIMIT 1) AS any_row
+            )
+            SELECT changed.* FROM changed LEFT JOIN notified ON true
+            ORDER BY changed.priority DESC, changed.run_at, changed.id
+            """;
 
     /**
-     * The CTE {@code locked}: the tasks in {@code :ids}, locked in id order. Statements that
-     * change many running tasks of one worker take it first: a replica renews its leases while its
-     * outcomes are recorded and (on shutdown) its tasks released, over overlapping rows. Rows
-     * locked in two orders deadlock; PostgreSQL then aborts one statement, and a batch of lost
-     * outcomes waits for its leases to run out (seen as a 30-second stall in the benchmark).
+     * Like {@link #CLAIM_ANY_TYPE}, but only tasks of the types in :types (each named once). For
+     * each distinct priority of the queue (one seek each), it reads the due rows of each wanted
+     * type from the typed claim index (run_at up to now as a bound), so that due tasks of other
+     * types cost nothing; the rows of one priority are merged by run_at and id. The price: within
+     * the priority that fills the batch, each wanted type may lock up to :limit rows that the merge
+     * then leaves out; they stay queued, and claimers running at that instant skip them.
      */
-    private static final String LOCKED_IN_ID_ORDER = """
-            locked AS MATERIALIZED (
-                SELECT id FROM task WHERE id = ANY(:ids::bigint[]) ORDER BY id FOR UPDATE
-            )""";
+    static final String CLAIM_OF_TYPES = """
+            WITH RECURSIVE priorities AS (
+                (SELECT priority FROM task
+                 WHERE queue = :queue AND state = 'queued'
+                   AND NOT EXISTS (SELECT 1 FROM queue q WHERE q.name = :queue AND q.paused)
+                 ORDER BY priority DESC LIMIT 1)
+                UNION ALL
+                SELECT (SELECT t.priority FROM task t
+                        WHERE t.queue = :queue AND t.state = 'queued' AND t.priority < p.priority
+                        ORDER BY t.priority DESC LIMIT 1)
+                FROM priorities p WHERE p.priority IS NOT NULL
+            ),
+            next AS MATERIALIZED (
+                SELECT level.id FROM priorities p CROSS JOIN LATERAL (
+                    SELECT due.id FROM unnest(:types::text[]) AS wanted(type) CROSS JOIN LATERAL (
+                        SELECT t.id, t.run_at FROM task t
+                        WHERE t.queue = :queue AND t.type = wanted.type AND t.state = 'queued'
+                          AND t.priority = p.priority AND t.run_at <= now()
+                        ORDER BY t.run_at, t.id
+                        LIMIT :limit
+                        FOR UPDATE SKIP LOCKED
+                    ) due
+                    ORDER BY due.run_at, due.id
+                    LIMIT :limit
+                ) level
+                WHERE p.priority IS NOT NULL
+                LIMIT :limit
+            ),
+            changed AS (
+                UPDATE task t
+                SET state = 'running', worker_id = :workerId, lease_id = :leaseId, attempt = t.attempt + 1,
+                    started_at = now(), timeout_at = now() + t.timeout_seconds * interval '1 second',
+                    lease_expires_at = least(now() + :leaseMs * interval '1 millisecond',
+                                             now() + t.timeout_seconds * interval '1 second'),
+                    progress_percent = NULL, progress_message = NULL
+                FROM next
+                WHERE t.id = next.id
+                RETURNING t.*
+            ),
+            events AS (
+                INSERT INTO task_event (task_id, queue, task_type, name, state, attempt, detail)
+                SELECT id, queue, type, 'running', 'running', attempt, jsonb_build_object('workerId', worker_id)
+                FROM changed
+                ORDER BY id
+            ),
+            notified AS (
+                SELECT pg_notify('tasklane_events', '') FROM (SELECT 1 FROM changed LIMIT 1) AS any_row
+            )
+            SELECT changed.* FROM changed LEFT JOIN notified ON true
+            ORDER BY changed.priority DESC, changed.run_at, changed.id
+            """;
+
+    /**
+     * How many milliseconds until the next waiting task of a queue comes due (null when none waits
+     * in the future), by the database's clock: a seek per distinct priority. A claimer that found
+     * the queue drained sets its timer by it, so that a delayed task starts at its run_at without
+     * a promotion job or a fast poll. Locks nothing.
+     */
+    static final String NEXT_DUE_ANY_TYPE = """
+            WITH RECURSIVE priorities AS (
+                (SELECT priority FROM task WHERE queue = :queue AND state = 'queued' ORDER BY priority DESC LIMIT 1)
+                UNION ALL
+                SELECT (SELECT t.priority FROM task t
+                        WHERE t.queue = :queue AND t.state = 'queued' AND t.priority < p.priority
+                        ORDER BY t.priority DESC LIMIT 1)
+                FROM priorities p WHERE p.priority IS NOT NULL
+            )
+            SELECT ceil(extract(epoch FROM min(first.run_at) - now()) * 1000)::bigint AS due_in_ms
+            FROM priorities p CROSS JOIN LATERAL (
+                SELECT t.run_at FROM task t
+                WHERE t.queue = :queue AND t.state = 'queued' AND t.priority = p.priority AND t.run_at > now()
+                ORDER BY t.run_at LIMIT 1
+            ) first
+            WHERE p.priority IS NOT NULL
+            """;
+
+    /** Like {@link #NEXT_DUE_ANY_TYPE} for tasks of the types in :types only. */
+    static final String NEXT_DUE_OF_TYPES = """
+            WITH RECURSIVE priorities AS (
+                (SELECT priority FROM task WHERE queue = :queue AND state = 'queued' ORDER BY priority DESC LIMIT 1)
+                UNION ALL
+                SELECT (SELECT t.priority FROM task t
+                        WHERE t.queue = :queue AND t.state = 'queued' AND t.priority < p.priority
+                        ORDER BY t.priority DESC LIMIT 1)
+                FROM priorities p WHERE p.priority IS NOT NULL
+            )
+            SELECT ceil(extract(epoch FROM min(first.run_at) - now()) * 1000)::bigint AS due_in_ms
+            FROM priorities p CROSS JOIN unnest(:types::text[]) AS wanted(type) CROSS JOIN LATERAL (
+                SELECT t.run_at FROM task t
+                WHERE t.queue = :queue AND t.type = wanted.type AND t.state = 'queued' AND t.priority = p.priority
+                  AND t.run_at > now()
+                ORDER BY t.run_at LIMIT 1
+            ) first
+            WHERE p.priority IS NOT NULL
+            """;
 
     /**
      * Records the outcomes of many attempts at once: success, or failure that is retried after
-     * :delaysMs unless attempts are exhausted or the failure is permanent. Applies only where the
-     * worker still holds that attempt (any attempt for an attempt below zero) and, where asked,
-     * where its lease has not expired; returns the tasks it changed. Locks the rows in id order
-     * first ({@link #LOCKED_IN_ID_ORDER}).
+     * :delaysMs unless attempts are exhausted or the failure is permanent. An outcome applies only
+     * while its worker still holds an unexpired lease on the task: the lease it names, or (with no
+     * lease id, as a pull worker may) any lease of that worker. Returns the tasks it changed. Locks
+     * the rows in id order first: a replica renews its leases while its outcomes are recorded and
+     * (on shutdown) its tasks released, over overlapping rows; rows locked in two orders deadlock,
+     * PostgreSQL then aborts one statement, and a batch of lost outcomes waits for its leases to
+     * run out (seen as a 30-second stall in the benchmark).
      */
     static final String COMPLETE_MANY = """
             WITH outcome AS (
-                SELECT * FROM unnest(:ids::bigint[], :attempts::integer[], :workerIds::text[], :succeeded::boolean[],
-                                     :results::text[], :errors::text[], :retryable::boolean[], :delaysMs::bigint[],
-                                     :leaseMustHold::boolean[])
-                    AS o(id, attempt, worker_id, succeeded, result, error, retryable, delay_ms, lease_must_hold)
+                SELECT * FROM unnest(:ids::bigint[], :leaseIds::uuid[], :workerIds::text[], :succeeded::boolean[],
+                                     :results::text[], :errors::text[], :retryable::boolean[], :delaysMs::bigint[])
+                    AS o(id, lease_id, worker_id, succeeded, result, error, retryable, delay_ms)
             ),
-            %s,
+            locked AS MATERIALIZED (
+                SELECT id FROM task WHERE id = ANY(:ids::bigint[]) ORDER BY id FOR UPDATE
+            ),
             changed AS (
                 UPDATE task t
                 SET state = CASE WHEN o.succeeded THEN 'succeeded'
@@ -222,28 +309,42 @@ final class TaskSql {
                                   THEN now() + o.delay_ms * interval '1 millisecond' ELSE t.run_at END,
                     finished_at = CASE WHEN o.succeeded OR NOT o.retryable OR t.attempt >= t.max_attempts
                                        THEN now() END,
-                    worker_id = NULL,
-                    lease_expires_at = NULL
+                    worker_id = NULL, lease_id = NULL, lease_expires_at = NULL, timeout_at = NULL
                 FROM outcome o JOIN locked l ON l.id = o.id
                 WHERE t.id = o.id AND t.state = 'running' AND t.worker_id = o.worker_id
-                  AND (o.attempt < 0 OR t.attempt = o.attempt)
-                  AND (NOT o.lease_must_hold OR t.lease_expires_at > now())
+                  AND (o.lease_id IS NULL OR t.lease_id = o.lease_id) AND t.lease_expires_at > now()
                 RETURNING t.*
             ),
-            %s
-            %s
-            """.formatted(LOCKED_IN_ID_ORDER, STATE_EVENTS, CHANGED);
+            events AS (
+                INSERT INTO task_event (task_id, queue, task_type, name, state, attempt, detail)
+                SELECT id, queue, type, state, state, attempt,
+                       CASE state
+                           WHEN 'succeeded' THEN jsonb_build_object('result', result)
+                           WHEN 'failed' THEN jsonb_build_object('error', last_error)
+                           ELSE jsonb_build_object('runAt', to_char(run_at AT TIME ZONE 'UTC',
+                                                                    'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+                                                   'error', last_error)
+                       END
+                FROM changed
+                ORDER BY id
+            ),
+            notified AS (
+                SELECT pg_notify('tasklane_events', '') FROM (SELECT 1 FROM changed LIMIT 1) AS any_row
+            )
+            SELECT changed.* FROM changed LEFT JOIN notified ON true
+            """;
 
     /**
-     * Reports progress of a running attempt held by :workerId; returns the task, or nothing when
-     * the worker no longer holds it. Touches no indexed column, so the update stays HOT.
+     * Reports progress of a running attempt whose lease :workerId holds (the lease :leaseId, or
+     * any of its leases when that is null); returns the task, or nothing when it no longer holds
+     * it. Touches no indexed column, so the update stays HOT.
      */
     static final String REPORT_PROGRESS = """
             WITH changed AS (
                 UPDATE task
                 SET progress_percent = :percent, progress_message = :message
                 WHERE id = :id AND state = 'running' AND worker_id = :workerId
-                  AND (:attempt < 0 OR attempt = :attempt) AND lease_expires_at > now()
+                  AND (CAST(:leaseId AS uuid) IS NULL OR lease_id = :leaseId) AND lease_expires_at > now()
                 RETURNING *
             ),
             events AS (
@@ -252,58 +353,123 @@ final class TaskSql {
                        jsonb_build_object('percent', progress_percent, 'message', progress_message)
                 FROM changed
             ),
-            %s
-            %s
-            """.formatted(notifiedIfAny("changed"), CHANGED);
+            notified AS (
+                SELECT pg_notify('tasklane_events', '') FROM (SELECT 1 FROM changed LIMIT 1) AS any_row
+            )
+            SELECT changed.* FROM changed LEFT JOIN notified ON true
+            """;
 
-    /** Extends the lease of one running task, only while :workerId holds it; returns the task. */
+    /**
+     * Extends the unexpired lease of one running task that :workerId holds (the lease :leaseId,
+     * or any of its leases when that is null), never past the attempt's timeout; returns the task.
+     */
     static final String HEARTBEAT = """
             UPDATE task
-            SET lease_expires_at = now() + :leaseMs * interval '1 millisecond'
-            WHERE id = :id AND state = 'running' AND worker_id = :workerId AND lease_expires_at > now()
+            SET lease_expires_at = least(now() + :leaseMs * interval '1 millisecond', timeout_at)
+            WHERE id = :id AND state = 'running' AND worker_id = :workerId
+              AND (CAST(:leaseId AS uuid) IS NULL OR lease_id = :leaseId)
+              AND lease_expires_at > now() AND (timeout_at IS NULL OR timeout_at > now())
             RETURNING *
             """;
 
     /**
-     * Extends the leases of the running tasks of one worker that it still holds; returns their
-     * ids. A task missing from the answer is no longer this worker's to run. Locks in id order.
+     * Extends the unexpired leases a worker still holds, never past each attempt's timeout;
+     * returns each renewed (id, lease_id) with how many milliseconds the lease now runs, by the
+     * database's clock. A lease missing from the answer is no longer the worker's. Locks in id
+     * order (see {@link #COMPLETE_MANY}).
      */
     static final String RENEW_LEASES = """
-            WITH %s
+            WITH held AS (
+                SELECT * FROM unnest(:ids::bigint[], :leaseIds::uuid[]) AS h(id, lease_id)
+            ),
+            locked AS MATERIALIZED (
+                SELECT id FROM task WHERE id = ANY(:ids::bigint[]) ORDER BY id FOR UPDATE
+            )
             UPDATE task t
-            SET lease_expires_at = now() + :leaseMs * interval '1 millisecond'
-            FROM locked
-            WHERE t.id = locked.id AND t.state = 'running' AND t.worker_id = :workerId
-            RETURNING t.id
-            """.formatted(LOCKED_IN_ID_ORDER);
+            SET lease_expires_at = least(now() + :leaseMs * interval '1 millisecond', t.timeout_at)
+            FROM held h JOIN locked l ON l.id = h.id
+            WHERE t.id = h.id AND t.lease_id = h.lease_id AND t.state = 'running' AND t.worker_id = :workerId
+              AND t.lease_expires_at > now()
+            RETURNING t.id, t.lease_id, ceil(extract(epoch FROM t.lease_expires_at - now()) * 1000)::bigint AS lease_ms
+            """;
 
     /**
-     * Puts running tasks of a worker back to queued at once without counting the attempt
-     * (a replica shutting down); returns them. Locks in id order.
+     * Puts the running tasks of some leases back to queued at once without counting the attempt
+     * (a replica shutting down); returns them. Locks in id order (see {@link #COMPLETE_MANY}).
      */
-    static final String RELEASE_MANY = """
-            WITH %s,
+    static final String RELEASE_LEASES = """
+            WITH held AS (
+                SELECT * FROM unnest(:ids::bigint[], :leaseIds::uuid[]) AS h(id, lease_id)
+            ),
+            locked AS MATERIALIZED (
+                SELECT id FROM task WHERE id = ANY(:ids::bigint[]) ORDER BY id FOR UPDATE
+            ),
             changed AS (
                 UPDATE task t
-                SET state = 'queued', attempt = t.attempt - 1, worker_id = NULL, lease_expires_at = NULL,
-                    run_at = now(), last_error = :error
-                FROM locked
-                WHERE t.id = locked.id AND t.state = 'running' AND t.worker_id = :workerId
+                SET state = 'queued', attempt = t.attempt - 1, worker_id = NULL, lease_id = NULL,
+                    lease_expires_at = NULL, timeout_at = NULL, run_at = now(), last_error = :error
+                FROM held h JOIN locked l ON l.id = h.id
+                WHERE t.id = h.id AND t.lease_id = h.lease_id AND t.state = 'running'
                 RETURNING t.*
             ),
-            %s
-            %s
-            """.formatted(LOCKED_IN_ID_ORDER, STATE_EVENTS, CHANGED);
+            events AS (
+                INSERT INTO task_event (task_id, queue, task_type, name, state, attempt, detail)
+                SELECT id, queue, type, 'queued', 'queued', attempt,
+                       jsonb_build_object('runAt', to_char(run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+                                          'error', last_error)
+                FROM changed
+                ORDER BY id
+            ),
+            notified AS (
+                SELECT pg_notify('tasklane_events', '') FROM (SELECT 1 FROM changed LIMIT 1) AS any_row
+            )
+            SELECT changed.* FROM changed LEFT JOIN notified ON true
+            """;
 
     /**
-     * Returns up to :limit tasks whose lease has expired to queued (attempt counted), or fails
-     * them when their attempts are exhausted. SKIP LOCKED lets any number of replicas run it at
-     * once without waiting on, or doing twice, the same rows.
+     * Puts back to queued, without counting the attempt, every task that one claim took and still
+     * holds: for a claim whose caller stopped waiting, or whose answer was lost. Finds them among
+     * the queue's running tasks (the running index), by the lease id the claimer drew. Returns them.
+     */
+    static final String RELEASE_CLAIM = """
+            WITH claimed AS MATERIALIZED (
+                SELECT id FROM task
+                WHERE queue = :queue AND state = 'running' AND lease_id = :leaseId
+                ORDER BY id
+                FOR UPDATE
+            ),
+            changed AS (
+                UPDATE task t
+                SET state = 'queued', attempt = t.attempt - 1, worker_id = NULL, lease_id = NULL,
+                    lease_expires_at = NULL, timeout_at = NULL, run_at = now(), last_error = :error
+                FROM claimed
+                WHERE t.id = claimed.id AND t.state = 'running' AND t.lease_id = :leaseId
+                RETURNING t.*
+            ),
+            events AS (
+                INSERT INTO task_event (task_id, queue, task_type, name, state, attempt, detail)
+                SELECT id, queue, type, 'queued', 'queued', attempt,
+                       jsonb_build_object('runAt', to_char(run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+                                          'error', last_error)
+                FROM changed
+                ORDER BY id
+            ),
+            notified AS (
+                SELECT pg_notify('tasklane_events', '') FROM (SELECT 1 FROM changed LIMIT 1) AS any_row
+            )
+            SELECT changed.* FROM changed LEFT JOIN notified ON true
+            """;
+
+    /**
+     * Ends up to :limit attempts whose lease has expired (their worker died, hung or lost the
+     * database) or whose timeout has passed (a lease never outlasts it): back to queued, attempt
+     * counted, or failed when attempts are exhausted. SKIP LOCKED lets any number of replicas run
+     * it at once without waiting on, or doing twice, the same rows.
      */
     static final String RESCUE_EXPIRED = """
             WITH expired AS MATERIALIZED (
                 SELECT id FROM task
-                WHERE state = 'running' AND lease_expires_at < now()
+                WHERE state = 'running' AND lease_expires_at <= now()
                 ORDER BY lease_expires_at
                 LIMIT :limit
                 FOR UPDATE SKIP LOCKED
@@ -313,32 +479,57 @@ final class TaskSql {
                 SET state = CASE WHEN t.attempt >= t.max_attempts THEN 'failed' ELSE 'queued' END,
                     finished_at = CASE WHEN t.attempt >= t.max_attempts THEN now() END,
                     run_at = CASE WHEN t.attempt >= t.max_attempts THEN t.run_at ELSE now() END,
-                    last_error = 'lease expired', worker_id = NULL, lease_expires_at = NULL
+                    last_error = CASE WHEN t.timeout_at <= now() THEN 'timed out after ' || t.timeout_seconds || 's'
+                                      ELSE 'lease expired' END,
+                    worker_id = NULL, lease_id = NULL, lease_expires_at = NULL, timeout_at = NULL
                 FROM expired
                 WHERE t.id = expired.id
                 RETURNING t.*
             ),
-            %s
-            %s
-            """.formatted(STATE_EVENTS, CHANGED);
+            events AS (
+                INSERT INTO task_event (task_id, queue, task_type, name, state, attempt, detail)
+                SELECT id, queue, type, state, state, attempt,
+                       CASE state
+                           WHEN 'failed' THEN jsonb_build_object('error', last_error)
+                           ELSE jsonb_build_object('runAt', to_char(run_at AT TIME ZONE 'UTC',
+                                                                    'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+                                                   'error', last_error)
+                       END
+                FROM changed
+                ORDER BY id
+            ),
+            notified AS (
+                SELECT pg_notify('tasklane_events', '') FROM (SELECT 1 FROM changed LIMIT 1) AS any_row
+            )
+            SELECT changed.* FROM changed LEFT JOIN notified ON true
+            """;
 
     /**
-     * Cancels a queued or running task; returns it with the worker that was running it, if any.
+     * Cancels a queued or running task; returns it with the worker and lease that were running
+     * it, if any, so that exactly that attempt can be stopped.
      */
     static final String CANCEL = """
             WITH before AS (
-                SELECT id, worker_id FROM task WHERE id = :id AND state IN ('queued', 'running') FOR UPDATE
+                SELECT id, worker_id, lease_id FROM task WHERE id = :id AND state IN ('queued', 'running') FOR UPDATE
             ),
             changed AS (
                 UPDATE task t
-                SET state = 'cancelled', finished_at = now(), worker_id = NULL, lease_expires_at = NULL
+                SET state = 'cancelled', finished_at = now(), worker_id = NULL, lease_id = NULL,
+                    lease_expires_at = NULL, timeout_at = NULL
                 FROM before
                 WHERE t.id = before.id
-                RETURNING t.*, before.worker_id AS previous_worker_id
+                RETURNING t.*, before.worker_id AS previous_worker_id, before.lease_id AS previous_lease_id
             ),
-            %s
-            %s
-            """.formatted(STATE_EVENTS, CHANGED);
+            events AS (
+                INSERT INTO task_event (task_id, queue, task_type, name, state, attempt, detail)
+                SELECT id, queue, type, 'cancelled', 'cancelled', attempt, '{}'::jsonb
+                FROM changed
+            ),
+            notified AS (
+                SELECT pg_notify('tasklane_events', '') FROM (SELECT 1 FROM changed LIMIT 1) AS any_row
+            )
+            SELECT changed.* FROM changed LEFT JOIN notified ON true
+            """;
 
     /** Puts a failed or cancelled task back in the queue, due now, with its attempts reset. */
     static final String RETRY = """
@@ -349,7 +540,16 @@ final class TaskSql {
                 WHERE id = :id AND state IN ('failed', 'cancelled')
                 RETURNING *
             ),
-            %s
-            %s
-            """.formatted(STATE_EVENTS, CHANGED);
+            events AS (
+                INSERT INTO task_event (task_id, queue, task_type, name, state, attempt, detail)
+                SELECT id, queue, type, 'queued', 'queued', attempt,
+                       jsonb_build_object('runAt', to_char(run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+                                          'error', null)
+                FROM changed
+            ),
+            notified AS (
+                SELECT pg_notify('tasklane_events', '') FROM (SELECT 1 FROM changed LIMIT 1) AS any_row
+            )
+            SELECT changed.* FROM changed LEFT JOIN notified ON true
+            """;
 }

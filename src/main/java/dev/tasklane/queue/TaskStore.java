@@ -9,22 +9,33 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.function.Consumer;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
 import java.util.function.Function;
 import java.util.stream.IntStream;
 
-import dev.tasklane.events.EventLog;
+import dev.tasklane.config.WorkerDatabase;
 import dev.tasklane.support.Batcher;
 import dev.tasklane.support.JsonbColumn;
 import io.r2dbc.spi.Readable;
 import org.jspecify.annotations.Nullable;
+import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.r2dbc.core.DatabaseClient;
 import org.springframework.r2dbc.core.Parameter;
 import org.springframework.stereotype.Component;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
-/** The only code that runs SQL on the {@code task} table. */
+/**
+ * The only code that runs SQL on the {@code task} table. Each write hands the rows it changed to
+ * {@link TaskChanges}, which does what every write needs (metrics, wake-ups, the event nudge).
+ *
+ * <p>Two instances share the statements: this one on the main pool, which the API and the event
+ * streams also use, and {@link #onWorkerPool()} on the in-process workers' own small pool, so
+ * that no burst of requests can starve lease renewals, outcomes and claims (a renewal that waits
+ * for a connection is a handler stopped and run again).
+ */
 @Component
 public class TaskStore {
 
@@ -41,15 +52,28 @@ public class TaskStore {
     private static final int SINGLE_ENQUEUES_IN_FLIGHT = 2;
 
     private final DatabaseClient db;
-    private final EventLog events;
-    private final TaskMetrics metrics;
+    private final TaskChanges changes;
     private final Batcher<Single, Attempt> singles;
+    private final TaskStore onWorkerPool;
 
-    public TaskStore(DatabaseClient db, EventLog events, TaskMetrics metrics) {
+    @Autowired
+    TaskStore(DatabaseClient db, WorkerDatabase workerDatabase, TaskChanges changes) {
         this.db = db;
-        this.events = events;
-        this.metrics = metrics;
+        this.changes = changes;
         this.singles = new Batcher<>("enqueue", 1000, SINGLE_ENQUEUES_IN_FLIGHT, this::enqueueGrouped);
+        this.onWorkerPool = new TaskStore(workerDatabase.client(), changes);
+    }
+
+    private TaskStore(DatabaseClient db, TaskChanges changes) {
+        this.db = db;
+        this.changes = changes;
+        this.singles = new Batcher<>("enqueue", 1000, SINGLE_ENQUEUES_IN_FLIGHT, this::enqueueGrouped);
+        this.onWorkerPool = this;
+    }
+
+    /** The same store on the in-process workers' own pool. */
+    public TaskStore onWorkerPool() {
+        return onWorkerPool;
     }
 
     /** One task for one queue, waiting to share an enqueue statement. */
@@ -62,35 +86,6 @@ public class TaskStore {
         Mono<Enqueued> asMono() {
             return failure != null ? Mono.error(failure) : Mono.justOrEmpty(enqueued);
         }
-    }
-
-    /**
-     * Tells the event reader that the rows just written appended events; the statement that
-     * wrote them has NOTIFYed the other replicas at its commit.
-     */
-    private <T> Flux<T> appending(Flux<T> changed) {
-        return recording(changed, rows -> { });
-    }
-
-    /** Like {@link #appending}, and hands the changed rows to the metrics first. */
-    private <T> Flux<T> recording(Flux<T> changed, Consumer<List<T>> record) {
-        return whenAny(changed, rows -> {
-            record.accept(rows);
-            events.appendedAndNotified();
-        });
-    }
-
-    /** Like {@link #appending} for the enqueue statement, which sends no NOTIFY (see ENQUEUE_MANY). */
-    private <T> Flux<T> enqueuing(Flux<T> inserted) {
-        return whenAny(inserted, rows -> events.appended());
-    }
-
-    private static <T> Flux<T> whenAny(Flux<T> rows, Consumer<List<T>> action) {
-        return rows.collectList().doOnNext(all -> {
-            if (!all.isEmpty()) {
-                action.accept(all);
-            }
-        }).flatMapIterable(all -> all);
     }
 
     /**
@@ -146,7 +141,7 @@ public class TaskStore {
         List<NewTask> batch = pending.stream().map(all::get).toList();
         return insertMany(queue, batch)
                 .collectMap(Map.Entry::getKey, Map.Entry::getValue)
-                .doOnNext(inserted -> metrics.enqueued(inserted.values()))
+                .doOnNext(inserted -> changes.enqueued(inserted.values()))
                 .flatMap(inserted -> {
                     List<Integer> replayed = new ArrayList<>();
                     for (int i = 0; i < pending.size(); i++) {
@@ -194,8 +189,7 @@ public class TaskStore {
         return enqueueStatement(db, queue, tasks)
                 .map(row -> Map.entry(Math.toIntExact(Objects.requireNonNull(row.get("ord", Long.class))),
                         toTask(row)))
-                .all()
-                .transform(this::enqueuing);
+                .all();
     }
 
     /** The enqueue statement, bound: the service's hot path, also run bare by the benchmark. */
@@ -208,6 +202,7 @@ public class TaskStore {
         Long[] delaysMs = new Long[n];
         Integer[] maxAttempts = new Integer[n];
         String[] keys = new String[n];
+        Integer[] timeouts = new Integer[n];
         for (int i = 0; i < n; i++) {
             NewTask task = tasks.get(i);
             types[i] = task.type();
@@ -217,6 +212,7 @@ public class TaskStore {
             delaysMs[i] = task.delay().toMillis();
             maxAttempts[i] = task.maxAttempts();
             keys[i] = task.idempotencyKey();
+            timeouts[i] = task.timeoutSeconds();
         }
         return db.sql(TaskSql.ENQUEUE_MANY)
                 .bind("queue", queue)
@@ -226,7 +222,8 @@ public class TaskStore {
                 .bind("runAts", runAts)
                 .bind("delaysMs", delaysMs)
                 .bind("maxAttempts", maxAttempts)
-                .bind("keys", keys);
+                .bind("keys", keys)
+                .bind("timeouts", timeouts);
     }
 
     public Mono<Task> get(long id) {
@@ -277,23 +274,45 @@ public class TaskStore {
                 .flatMap(state -> Mono.error(new IllegalTransitionException(id, state, action)));
     }
 
-    /** Claims due tasks in claim order; see {@link TaskSql#CLAIM}. */
-    public Flux<Task> claim(Claim claim) {
-        return claimStatement(db, claim)
+    /**
+     * Claims due tasks in claim order under the lease {@code leaseId}; see {@link TaskSql#CLAIM_ANY_TYPE}.
+     * Package-private: claims go through {@link ClaimHandoff}, which sees each one delivered or released.
+     */
+    Flux<Task> claim(Claim claim, UUID leaseId) {
+        return claimStatement(db, claim, leaseId)
                 .map(TaskStore::toTask)
                 .all()
-                .transform(claimed -> recording(claimed, tasks -> metrics.claimed(claim.queue(), tasks)));
+                .collectList()
+                .doOnNext(claimed -> changes.claimed(claim.queue(), claimed))
+                .flatMapIterable(claimed -> claimed);
     }
 
     /** The claim statement, bound: the service's hot path, also run bare by the benchmark's ceiling. */
-    static DatabaseClient.GenericExecuteSpec claimStatement(DatabaseClient db, Claim claim) {
-        return db.sql(TaskSql.CLAIM)
+    static DatabaseClient.GenericExecuteSpec claimStatement(DatabaseClient db, Claim claim, UUID leaseId) {
+        DatabaseClient.GenericExecuteSpec statement = claim.types().isEmpty()
+                ? db.sql(TaskSql.CLAIM_ANY_TYPE)
+                : db.sql(TaskSql.CLAIM_OF_TYPES).bind("types", claim.types().toArray(String[]::new));
+        return statement
                 .bind("queue", claim.queue())
-                .bind("anyType", claim.types().isEmpty())
-                .bind("types", claim.types().toArray(String[]::new))
                 .bind("limit", claim.limit())
                 .bind("workerId", claim.workerId())
+                .bind("leaseId", leaseId)
                 .bind("leaseMs", claim.lease().toMillis());
+    }
+
+    /**
+     * How long until the next task of a queue (of some types; empty for any) comes due, by the
+     * database's clock; empty when none waits for a later time.
+     */
+    public Mono<Duration> nextDue(String queue, Set<String> types) {
+        DatabaseClient.GenericExecuteSpec statement = types.isEmpty()
+                ? db.sql(TaskSql.NEXT_DUE_ANY_TYPE)
+                : db.sql(TaskSql.NEXT_DUE_OF_TYPES).bind("types", types.toArray(String[]::new));
+        return statement.bind("queue", queue)
+                .map(row -> Optional.ofNullable(row.get("due_in_ms", Long.class)))
+                .one()
+                .flatMap(Mono::justOrEmpty)
+                .map(ms -> Duration.ofMillis(Math.max(0, ms)));
     }
 
     /** Records many outcomes in one statement; emits the tasks whose worker still held them. */
@@ -301,64 +320,71 @@ public class TaskStore {
         return completeStatement(db, outcomes)
                 .map(TaskStore::toTask)
                 .all()
-                .transform(ended -> recording(ended, metrics::ended));
+                .collectList()
+                .doOnNext(changes::ended)
+                .flatMapIterable(ended -> ended);
     }
 
     /** The statement that records outcomes, bound: the service's hot path, also run bare by the benchmark. */
     static DatabaseClient.GenericExecuteSpec completeStatement(DatabaseClient db, List<Outcome> outcomes) {
         int n = outcomes.size();
         Long[] ids = new Long[n];
-        Integer[] attempts = new Integer[n];
+        UUID[] leaseIds = new UUID[n];
         String[] workerIds = new String[n];
         Boolean[] succeeded = new Boolean[n];
         String[] results = new String[n];
         String[] errors = new String[n];
         Boolean[] retryable = new Boolean[n];
         Long[] delaysMs = new Long[n];
-        Boolean[] leaseMustHold = new Boolean[n];
         for (int i = 0; i < n; i++) {
             Outcome outcome = outcomes.get(i);
             ids[i] = outcome.taskId();
-            attempts[i] = outcome.attempt();
+            leaseIds[i] = outcome.leaseId();
             workerIds[i] = outcome.workerId();
             succeeded[i] = outcome.succeeded();
             results[i] = outcome.result();
             errors[i] = outcome.error();
             retryable[i] = outcome.retryable();
             delaysMs[i] = outcome.retryDelay().toMillis();
-            leaseMustHold[i] = outcome.leaseMustHold();
         }
         return db.sql(TaskSql.COMPLETE_MANY)
-                .bind("ids", ids).bind("attempts", attempts).bind("workerIds", workerIds)
+                .bind("ids", ids).bind("leaseIds", leaseIds).bind("workerIds", workerIds)
                 .bind("succeeded", succeeded).bind("results", results).bind("errors", errors)
-                .bind("retryable", retryable).bind("delaysMs", delaysMs).bind("leaseMustHold", leaseMustHold);
+                .bind("retryable", retryable).bind("delaysMs", delaysMs);
     }
 
     /**
-     * Reports progress of a running attempt; empty when the worker no longer holds it.
-     * An {@code attempt} below zero matches any attempt.
+     * Reports progress of a running attempt; empty when the worker no longer holds it (the lease
+     * {@code leaseId}, or any of its leases when that is null).
      */
-    public Mono<Task> reportProgress(long id, String workerId, int attempt, @Nullable Integer percent,
+    public Mono<Task> reportProgress(long id, String workerId, @Nullable UUID leaseId, @Nullable Integer percent,
                                      @Nullable String message) {
         return db.sql(TaskSql.REPORT_PROGRESS)
-                .bind("id", id).bind("workerId", workerId).bind("attempt", attempt)
+                .bind("id", id).bind("workerId", workerId)
+                .bind("leaseId", Parameter.fromOrEmpty(leaseId, UUID.class))
                 .bind("percent", Parameter.fromOrEmpty(percent, Integer.class))
                 .bind("message", Parameter.fromOrEmpty(message, String.class))
                 .map(TaskStore::toTask)
                 .one()
-                .doOnNext(task -> events.appendedAndNotified());
+                .doOnNext(task -> changes.progressed());
     }
 
-    /** Extends the lease of a task its worker still holds; explains (404, 409) when it does not. */
-    public Mono<Task> heartbeat(long id, String workerId, Duration lease) {
-        return db.sql(TaskSql.HEARTBEAT).bind("id", id).bind("workerId", workerId).bind("leaseMs", lease.toMillis())
+    /**
+     * Extends the lease of a task its worker still holds, never past the attempt's timeout;
+     * explains (404, 409) when it does not.
+     */
+    public Mono<Task> heartbeat(long id, String workerId, @Nullable UUID leaseId, Duration lease) {
+        return db.sql(TaskSql.HEARTBEAT).bind("id", id).bind("workerId", workerId)
+                .bind("leaseId", Parameter.fromOrEmpty(leaseId, UUID.class)).bind("leaseMs", lease.toMillis())
                 .map(TaskStore::toTask).one()
                 .switchIfEmpty(Mono.defer(() -> refuseLease(id)));
     }
 
     /** Like {@link #reportProgress}, but explains (404, 409) when the worker does not hold the task. */
-    public Mono<Task> reportHeldProgress(long id, String workerId, @Nullable Integer percent, @Nullable String message) {
-        return reportProgress(id, workerId, -1, percent, message).switchIfEmpty(Mono.defer(() -> refuseLease(id)));
+    public Mono<Task> reportHeldProgress(long id, String workerId, @Nullable UUID leaseId, @Nullable Integer percent,
+                                         @Nullable String message) {
+        return reportProgress(id, workerId, leaseId, percent, message)
+                .switchIfEmpty(Mono.defer(() -> refuseLease(id)));
     }
 
     /** Records one outcome of a worker that must still hold the lease; explains (404, 409) when not. */
@@ -370,27 +396,51 @@ public class TaskStore {
         return explainRefusal(id, "changed by a worker that does not hold its lease");
     }
 
-    /** Renews the leases a worker holds; emits the ids it still holds. */
-    public Flux<Long> renewLeases(String workerId, List<Long> ids, Duration lease) {
+    /** Renews leases a worker holds, never past their attempts' timeouts; emits those it still holds. */
+    public Flux<LeaseRenewal> renewLeases(String workerId, List<LeaseKey> leases, Duration lease) {
         return db.sql(TaskSql.RENEW_LEASES)
-                .bind("ids", ids.toArray(Long[]::new)).bind("workerId", workerId).bind("leaseMs", lease.toMillis())
-                .map(row -> Objects.requireNonNull(row.get("id", Long.class)))
+                .bind("ids", leases.stream().map(LeaseKey::taskId).toArray(Long[]::new))
+                .bind("leaseIds", leases.stream().map(LeaseKey::leaseId).toArray(UUID[]::new))
+                .bind("workerId", workerId).bind("leaseMs", lease.toMillis())
+                .map(row -> new LeaseRenewal(Objects.requireNonNull(row.get("id", Long.class)),
+                        Objects.requireNonNull(row.get("lease_id", UUID.class)),
+                        Duration.ofMillis(Objects.requireNonNull(row.get("lease_ms", Long.class)))))
                 .all();
     }
 
-    /** Puts a worker's running tasks back to queued without counting the attempt. */
-    public Flux<Task> release(String workerId, List<Long> ids, String reason) {
-        return db.sql(TaskSql.RELEASE_MANY)
-                .bind("ids", ids.toArray(Long[]::new)).bind("workerId", workerId).bind("error", reason)
+    /** Puts the tasks of some leases back to queued without counting the attempt. */
+    public Flux<Task> releaseLeases(List<LeaseKey> leases, String reason) {
+        if (leases.isEmpty()) {
+            return Flux.empty();
+        }
+        return db.sql(TaskSql.RELEASE_LEASES)
+                .bind("ids", leases.stream().map(LeaseKey::taskId).toArray(Long[]::new))
+                .bind("leaseIds", leases.stream().map(LeaseKey::leaseId).toArray(UUID[]::new))
+                .bind("error", reason)
                 .map(TaskStore::toTask)
                 .all()
-                .transform(this::appending);
+                .collectList()
+                .doOnNext(changes::released)
+                .flatMapIterable(released -> released);
     }
 
-    /** Requeues (or fails) up to {@code limit} tasks whose lease expired. */
+    /** Puts back to queued whatever one claim took and still holds, without counting the attempts. */
+    Flux<Task> releaseClaim(String queue, UUID leaseId, String reason) {
+        return db.sql(TaskSql.RELEASE_CLAIM)
+                .bind("queue", queue).bind("leaseId", leaseId).bind("error", reason)
+                .map(TaskStore::toTask)
+                .all()
+                .collectList()
+                .doOnNext(changes::released)
+                .flatMapIterable(released -> released);
+    }
+
+    /** Ends up to {@code limit} attempts whose lease expired or whose timeout passed. */
     public Flux<Task> rescueExpired(int limit) {
         return db.sql(TaskSql.RESCUE_EXPIRED).bind("limit", limit).map(TaskStore::toTask).all()
-                .transform(rescued -> recording(rescued, metrics::rescued));
+                .collectList()
+                .doOnNext(changes::rescued)
+                .flatMapIterable(rescued -> rescued);
     }
 
     /** Deletes up to {@code limit} terminal tasks finished before {@code before}, with their events; emits how many. */
@@ -403,29 +453,28 @@ public class TaskStore {
     /** Cancels a queued or running task. */
     public Mono<Cancelled> cancel(long id) {
         return db.sql(TaskSql.CANCEL).bind("id", id)
-                .map(row -> new Cancelled(toTask(row), row.get("previous_worker_id", String.class)))
+                .map(row -> new Cancelled(toTask(row), row.get("previous_worker_id", String.class),
+                        row.get("previous_lease_id", UUID.class)))
                 .one()
-                .doOnNext(cancelled -> {
-                    metrics.ended(List.of(cancelled.task()));
-                    events.appendedAndNotified();
-                })
+                .doOnNext(cancelled -> changes.ended(List.of(cancelled.task())))
                 .switchIfEmpty(Mono.defer(() -> explainRefusal(id, "cancelled")));
     }
 
     /** Puts a failed or cancelled task back in its queue, due now, attempts reset. */
     public Mono<Task> retry(long id) {
         return db.sql(TaskSql.RETRY).bind("id", id).map(TaskStore::toTask).one()
-                .doOnNext(task -> events.appendedAndNotified())
+                .doOnNext(changes::retried)
                 .switchIfEmpty(Mono.defer(() -> explainRefusal(id, "retried")));
     }
 
     /**
-     * A cancelled task and the worker that was running it, if it was running.
+     * A cancelled task and the attempt that was running it, if it was running.
      *
      * @param task the task, now cancelled
      * @param previousWorkerId the worker that held it, or null if it was waiting
+     * @param previousLeaseId the lease it ran under, or null if it was waiting
      */
-    public record Cancelled(Task task, @Nullable String previousWorkerId) {
+    public record Cancelled(Task task, @Nullable String previousWorkerId, @Nullable UUID previousLeaseId) {
     }
 
     static Task toTask(Readable row) {
@@ -443,7 +492,10 @@ public class TaskStore {
                 row.get("started_at", Instant.class),
                 row.get("finished_at", Instant.class),
                 row.get("worker_id", String.class),
+                row.get("lease_id", UUID.class),
                 row.get("lease_expires_at", Instant.class),
+                Objects.requireNonNull(row.get("timeout_seconds", Integer.class)),
+                row.get("timeout_at", Instant.class),
                 toInteger(row.get("progress_percent", Short.class)),
                 row.get("progress_message", String.class),
                 JsonbColumn.text(row, "result"),

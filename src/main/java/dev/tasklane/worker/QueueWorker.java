@@ -1,21 +1,25 @@
 package dev.tasklane.worker;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.time.Instant;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.tasklane.queue.Claim;
+import dev.tasklane.queue.ClaimHandoff;
 import dev.tasklane.queue.Outcome;
 import dev.tasklane.queue.Task;
 import dev.tasklane.queue.TaskStore;
 import dev.tasklane.queue.Wakeups;
-import dev.tasklane.support.Batcher;
 import dev.tasklane.support.SerializedSink;
+import dev.tasklane.support.StorableText;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.Disposable;
+import reactor.core.Disposables;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import tools.jackson.databind.JsonNode;
@@ -25,67 +29,61 @@ import tools.jackson.databind.node.NullNode;
 /**
  * The pipeline of one in-process queue. It claims only what it has room for (its free slots, in
  * one statement), runs up to {@code concurrency} handlers at once, and hands their outcomes to
- * the shared completer. A slot frees when its handler ends, not when the outcome is written, so
- * the next claim overlaps the write (up to {@code concurrency} outcomes may wait for it); the task
- * stays tracked, its lease renewed, until the write, and a drain waits for it. Claims are triggered by wake-ups (an enqueue here or, by NOTIFY,
- * elsewhere; a retry or delayed task coming due; a slot freeing up) and by a slow safety poll.
+ * the completer. A slot frees when its handler ends, not when the outcome is written, so the next
+ * claim overlaps the write (up to {@code concurrency} outcomes may wait for it); the attempt
+ * stays tracked, its lease renewed, until the write, and a drain waits for it.
+ *
+ * <p>Claims are triggered by wake-ups (an enqueue here or, by NOTIFY, elsewhere; a task queued
+ * again), by a slot freeing up, by a timer set to the next due time the database reports when a
+ * claim leaves the queue drained, and by a slow safety poll.
  */
 final class QueueWorker {
 
     private static final Logger log = LoggerFactory.getLogger(QueueWorker.class);
     private static final int MAX_ERROR_LENGTH = 4000;
 
+    /**
+     * What the pipeline needs besides its queue, shared by every pipeline of the replica.
+     * {@code store} is on the workers' own pool (claims, next due times); {@code progressStore}
+     * on the main pool, since handlers report progress as often as they like.
+     */
+    record Tools(String workerId, TaskStore store, TaskStore progressStore, ClaimHandoff handoff, HandlerRegistry handlers,
+                 BatchCompleter completer, Wakeups wakeups, Backoff backoff, JsonMapper json, Duration lease,
+                 Duration pollInterval, long maxResultBytes, reactor.core.scheduler.Scheduler clock) {
+    }
+
     private final QueueSpec spec;
-    private final Workers owner;
-    private final TaskStore store;
-    private final HandlerRegistry handlers;
-    private final Batcher<Outcome, Void> completer;
-    private final Wakeups wakeups;
-    private final Backoff backoff;
-    private final JsonMapper json;
-    private final Duration lease;
-    private final Duration pollInterval;
+    private final AttemptTracker tracker;
+    private final Tools tools;
+    private final DueTimer dueTimer;
     private final AtomicInteger inFlight = new AtomicInteger(); // handlers running: the slots taken
     private final AtomicInteger awaitingCommit = new AtomicInteger(); // outcomes handed to the completer
     private final SerializedSink<Long> kicks = new SerializedSink<>();
     private volatile boolean draining;
-    private volatile Disposable pipeline = Flux.never().subscribe();
+    private volatile Disposable pipeline = Disposables.disposed();
 
-    QueueWorker(QueueSpec spec, Workers owner, TaskStore store, HandlerRegistry handlers,
-                Batcher<Outcome, Void> completer, Wakeups wakeups, Backoff backoff, JsonMapper json, Duration lease,
-                Duration pollInterval) {
+    QueueWorker(QueueSpec spec, AttemptTracker tracker, Tools tools) {
         this.spec = spec;
-        this.owner = owner;
-        this.store = store;
-        this.handlers = handlers;
-        this.completer = completer;
-        this.wakeups = wakeups;
-        this.backoff = backoff;
-        this.json = json;
-        this.lease = lease;
-        this.pollInterval = pollInterval;
+        this.tracker = tracker;
+        this.tools = tools;
+        this.dueTimer = new DueTimer(tools.clock());
     }
 
     String queue() {
         return spec.queue();
     }
 
-    int inFlight() {
-        return inFlight.get();
-    }
-
     void start() {
         draining = false;
-        Flux<Long> dueSoon = wakeups.of(spec.queue()).flatMap(wakeup -> {
+        Flux<Long> wakeups = tools.wakeups().of(spec.queue()).map(wakeup -> {
             Duration delay = wakeup.delay();
-            if (delay.isZero()) {
-                return Mono.just(0L);
+            if (!delay.isZero()) {
+                dueTimer.after(delay);
             }
-            // A task due within the next poll gets a timer of its own; later ones the poll finds.
-            return delay.compareTo(pollInterval) < 0 ? Mono.delay(delay) : Mono.empty();
-        });
-        Flux<Long> ticks = Flux.merge(Flux.interval(Duration.ZERO, pollInterval).onBackpressureDrop(), dueSoon,
-                wakeups.missedWakeups().map(reconnected -> 0L), kicks.asFlux());
+            return delay.isZero() ? 0L : -1L;
+        }).filter(tick -> tick >= 0);
+        Flux<Long> ticks = Flux.merge(Flux.interval(Duration.ZERO, tools.pollInterval(), tools.clock()).onBackpressureDrop(),
+                wakeups, dueTimer.fires(), tools.wakeups().missedWakeups().map(reconnected -> 0L), kicks.asFlux());
         pipeline = ticks
                 .onBackpressureLatest()
                 .concatMap(tick -> claimFreeSlots(), 1)
@@ -100,22 +98,31 @@ final class QueueWorker {
 
     void stop() {
         pipeline.dispose();
+        dueTimer.cancel();
     }
 
-    private Flux<Task> claimFreeSlots() {
+    private Flux<Attempt> claimFreeSlots() {
         int free = spec.concurrency() - inFlight.get();
         if (free <= 0 || draining) {
             return Flux.empty();
         }
-        Set<String> types = handlers.types();
-        return store.claim(new Claim(spec.queue(), owner.workerId(), free, lease, types))
-                .collectList()
+        Set<String> types = tools.handlers().types();
+        long sentAt = tracker.nanoTime();
+        Claim claim = new Claim(spec.queue(), tools.workerId(), free, tools.lease(), types);
+        return tools.handoff().claim(tools.store(), claim, () -> "released: the pipeline of queue " + spec.queue()
+                        + " stopped before its claim returned")
                 .flatMapMany(tasks -> {
                     inFlight.addAndGet(tasks.size());
+                    List<Attempt> attempts = tasks.stream().map(task -> tracker.track(task, sentAt)).toList();
                     if (tasks.size() == free) {
                         kick(); // there may be more waiting: look again as soon as a slot frees
+                        return Flux.fromIterable(attempts);
                     }
-                    return Flux.fromIterable(tasks);
+                    // The queue is drained for now: look again when its next task comes due.
+                    return tools.store().nextDue(spec.queue(), types)
+                            .doOnNext(dueTimer::after)
+                            .onErrorResume(e -> Mono.empty())
+                            .thenMany(Flux.fromIterable(attempts));
                 })
                 .onErrorResume(e -> {
                     log.warn("Claim on queue {} failed: {}", spec.queue(), e.toString());
@@ -123,17 +130,18 @@ final class QueueWorker {
                 });
     }
 
-    private Mono<Void> run(Task task) {
-        RunningTask running = owner.track(task, lease);
+    private Mono<Void> run(Attempt attempt) {
+        Task task = attempt.task();
         AtomicBoolean slotHeld = new AtomicBoolean(true);
-        return handlers.handler(task.type())
+        return tools.handlers().handler(task.type())
                 .map(handler -> Mono.defer(() -> attempt(handler, task)))
-                .orElseGet(() -> Mono.just(Outcome.failure(task, owner.workerId(),
-                        "no handler for type " + task.type(), true, backoff.delayAfter(task.attempt()))))
-                .takeUntilOther(running.whenStopped())
+                .orElseGet(() -> Mono.just(Outcome.failure(task, tools.workerId(),
+                        "no handler for type " + task.type(), true, tools.backoff().delayAfter(task.attempt()))))
+                .takeUntilOther(attempt.whenStopped())
+                .switchIfEmpty(Mono.fromSupplier(() -> timedOut(attempt)))
                 .doOnNext(outcome -> {
                     if (!outcome.succeeded()) {
-                        TaskLog.info(log, task, owner.workerId(), "Attempt {} of task {} failed ({}): {}",
+                        TaskLog.info(log, task, tools.workerId(), "Attempt {} of task {} failed ({}): {}",
                                 task.attempt(), task.id(), outcome.retryable() ? "retryable" : "permanent",
                                 outcome.error());
                     }
@@ -144,37 +152,61 @@ final class QueueWorker {
                     if (awaitingCommit.incrementAndGet() <= spec.concurrency()) {
                         releaseSlot(slotHeld);
                     }
-                    return completer.submit(outcome).thenReturn(outcome)
+                    return tools.completer().submit(outcome)
+                            .takeUntilOther(attempt.whenLeaseGone())
                             .doFinally(signal -> awaitingCommit.decrementAndGet());
                 })
-                .doOnNext(this::wakeForRetry)
                 .onErrorResume(e -> {
                     // The lease runs out and the rescuer puts the task back; nothing is lost.
-                    TaskLog.warn(log, task, owner.workerId(), "Outcome of task {} not recorded: {}", task.id(),
+                    TaskLog.warn(log, task, tools.workerId(), "Outcome of task {} not recorded: {}", task.id(),
                             e.toString());
                     return Mono.empty();
                 })
                 .doFinally(signal -> {
-                    owner.untrack(task.id()); // only now: a drain waits for outcomes to be written
+                    tracker.untrack(attempt); // only now: a drain waits for outcomes to be written
                     releaseSlot(slotHeld);
                 })
                 .then();
     }
 
-    private Mono<Outcome> attempt(TaskHandler handler, Task task) {
-        JsonNode payload = task.payload() == null ? NullNode.getInstance() : json.readTree(task.payload());
-        AttemptContext context = new AttemptContext(task, payload, owner.workerId(), store);
-        return Mono.defer(() -> handler.handle(context))
-                .map(result -> Outcome.success(task, owner.workerId(), json.writeValueAsString(result)))
-                .switchIfEmpty(Mono.fromSupplier(() -> Outcome.success(task, owner.workerId(), null)))
-                .onErrorResume(error -> Mono.just(Outcome.failure(task, owner.workerId(), describe(error),
-                        !(error instanceof PermanentTaskFailure), backoff.delayAfter(task.attempt()))));
+    /** The outcome of an attempt its keeper stopped: a failure if it ran out of time, else none. */
+    private @Nullable Outcome timedOut(Attempt attempt) {
+        if (attempt.stopReason() != Attempt.Stop.TIMED_OUT) {
+            return null;
+        }
+        Task task = attempt.task();
+        return Outcome.failure(task, tools.workerId(), "timed out after " + task.timeoutSeconds() + "s", true,
+                tools.backoff().delayAfter(task.attempt()));
     }
 
-    private void wakeForRetry(Outcome outcome) {
-        if (!outcome.succeeded() && outcome.retryable()) {
-            wakeups.wake(spec.queue(), Instant.now().plus(outcome.retryDelay()));
+    private Mono<Outcome> attempt(TaskHandler handler, Task task) {
+        JsonNode payload = task.payload() == null ? NullNode.getInstance() : tools.json().readTree(task.payload());
+        AttemptContext context = new AttemptContext(task, payload, tools.workerId(), tools.progressStore());
+        return Mono.defer(() -> handler.handle(context))
+                .map(result -> success(task, result))
+                .switchIfEmpty(Mono.fromSupplier(() -> Outcome.success(task, tools.workerId(), null)))
+                .onErrorResume(error -> Mono.just(Outcome.failure(task, tools.workerId(), describe(error),
+                        !(error instanceof PermanentTaskFailure), tools.backoff().delayAfter(task.attempt()))));
+    }
+
+    /**
+     * A handler's result as the JSON text the task keeps, or a permanent failure saying why it
+     * cannot be kept: one unstorable value would otherwise fail the statement of every outcome
+     * written with it.
+     */
+    private Outcome success(Task task, Object result) {
+        JsonNode tree = tools.json().valueToTree(result);
+        if (!StorableText.isStorable(tree)) {
+            return Outcome.failure(task, tools.workerId(), "the result cannot be stored: it holds NUL characters"
+                    + " or unpaired surrogates, which PostgreSQL's jsonb cannot hold", false, Duration.ZERO);
         }
+        String text = tools.json().writeValueAsString(tree);
+        long bytes = text.getBytes(StandardCharsets.UTF_8).length;
+        if (bytes > tools.maxResultBytes()) {
+            return Outcome.failure(task, tools.workerId(), "the result is " + bytes + " bytes; the limit is "
+                    + tools.maxResultBytes(), false, Duration.ZERO);
+        }
+        return Outcome.success(task, tools.workerId(), text);
     }
 
     private void releaseSlot(AtomicBoolean slotHeld) {
@@ -190,6 +222,6 @@ final class QueueWorker {
 
     private static String describe(Throwable error) {
         String message = error.getMessage() == null ? error.getClass().getSimpleName() : error.getMessage();
-        return message.length() > MAX_ERROR_LENGTH ? message.substring(0, MAX_ERROR_LENGTH) : message;
+        return StorableText.sanitize(message, MAX_ERROR_LENGTH);
     }
 }

@@ -18,9 +18,15 @@ public interface TaskContext {
 
     String type();
 
+    /** How long this attempt may run before it is cancelled and fails as {@code timed out after Ns}. */
+    int timeoutSeconds();
+
     /** The payload; a JSON null node when the task has none. */
     JsonNode payload();
 
-    /** Records progress (and its event); completes when stored. */
+    /**
+     * Records progress (and its event); completes when stored, or when it is known that it could
+     * not be (progress is best effort: a failed report never fails the attempt).
+     */
     Mono<Void> progress(@Nullable Integer percent, @Nullable String message);
 }

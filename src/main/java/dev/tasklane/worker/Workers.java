@@ -3,22 +3,19 @@ package dev.tasklane.worker;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Collectors;
 
 import dev.tasklane.config.TasklaneProperties;
 import dev.tasklane.events.NotificationListener;
-import dev.tasklane.queue.Outcome;
+import dev.tasklane.queue.ClaimHandoff;
+import dev.tasklane.queue.LeaseKey;
 import dev.tasklane.queue.Task;
 import dev.tasklane.queue.TaskStore;
 import dev.tasklane.queue.Wakeups;
-import dev.tasklane.support.Batcher;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.annotation.Value;
@@ -29,52 +26,61 @@ import reactor.core.Disposables;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
+import reactor.core.scheduler.Schedulers;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * The in-process workers of this replica: one {@link QueueWorker} per configured queue, the
- * completer they share, the lease keeper that renews what they run (and stops what they may no
- * longer run), the replica's row in the worker registry, and the drain on shutdown.
+ * The in-process workers of this replica and their lifecycle: one {@link QueueWorker} per
+ * configured queue, the {@link LeaseKeeper} of what they run, the completer they share, the
+ * replica's registration, and the drain on shutdown (stop claiming; let what runs finish within
+ * the shutdown phase; release the rest). It also stops the attempt of a cancelled task, here or,
+ * by NOTIFY, on the replica that runs it.
  */
 @Component
 public class Workers implements SmartLifecycle {
 
     static final String RELEASED_ON_SHUTDOWN = "released on shutdown";
     private static final Logger log = LoggerFactory.getLogger(Workers.class);
-    private static final Duration HEARTBEAT = Duration.ofSeconds(5);
     private static final Duration RELEASE_BUDGET = Duration.ofSeconds(3);
+    private static final Duration DRAIN_CHECK = Duration.ofMillis(20);
 
     private final String workerId;
-    private final List<QueueWorker> queues;
     private final TaskStore store;
-    private final WorkerRegistry registry;
+    private final TaskStore workerStore;
+    private final ClaimHandoff handoff;
     private final NotificationListener listener;
-    private final Duration lease;
+    private final LeaseKeeper keeper;
+    private final List<QueueWorker> queues;
+    private final ReplicaRegistration registration;
     private final Duration drainTimeout;
-    private final Map<Long, RunningTask> running = new ConcurrentHashMap<>();
     // Replaced on every start: Spring may stop and start the lifecycle again (its test context
-    // cache pauses contexts that way), and a disposed composite or a completed sink is final.
-    private volatile Disposable.Composite loops = Disposables.composite();
+    // cache pauses contexts that way), and a disposed subscription or a completed sink is final.
     private volatile Sinks.Empty<Void> draining = Sinks.empty();
+    private volatile Disposable cancels = Disposables.disposed();
     private volatile boolean started;
 
-    Workers(TasklaneProperties properties, TaskStore store, HandlerRegistry handlers, Wakeups wakeups,
-            WorkerRegistry registry, NotificationListener listener, JsonMapper json,
+    Workers(TasklaneProperties properties, TaskStore store, ClaimHandoff handoff, HandlerRegistry handlers,
+            Wakeups wakeups, WorkerRegistry registry, NotificationListener listener, JsonMapper json,
             @Value("${spring.lifecycle.timeout-per-shutdown-phase:30s}") Duration shutdownPhase) {
         this.workerId = replicaId();
         this.store = store;
-        this.registry = registry;
+        this.workerStore = store.onWorkerPool();
+        this.handoff = handoff;
         this.listener = listener;
-        this.lease = properties.worker().lease();
+        Duration lease = properties.worker().lease();
+        this.keeper = new LeaseKeeper((leases, duration) -> workerStore.renewLeases(workerId, leases, duration),
+                lease, Schedulers.parallel());
         this.drainTimeout = shutdownPhase.minus(RELEASE_BUDGET).isNegative() ? Duration.ZERO
                 : shutdownPhase.minus(RELEASE_BUDGET);
-        Batcher<Outcome, Void> completer = Batcher.ofWrites("complete", 500, 2,
-                outcomes -> store.complete(outcomes).then());
-        Backoff backoff = new Backoff(properties.retry().baseDelay(), properties.retry().maxDelay());
+        QueueWorker.Tools tools = new QueueWorker.Tools(workerId, workerStore, store, handoff, handlers,
+                new BatchCompleter(workerStore), wakeups,
+                new Backoff(properties.retry().baseDelay(), properties.retry().maxDelay()), json, lease,
+                properties.worker().pollInterval(), properties.maxPayloadBytes(), Schedulers.parallel());
         this.queues = QueueSpec.parseAll(properties.worker().queues()).stream()
-                .map(spec -> new QueueWorker(spec, this, store, handlers, completer, wakeups, backoff, json, lease,
-                        properties.worker().pollInterval()))
+                .map(spec -> new QueueWorker(spec, keeper, tools))
                 .toList();
+        this.registration = new ReplicaRegistration(registry, workerId,
+                queues.stream().map(QueueWorker::queue).toList(), keeper::size);
     }
 
     /** The id this replica's leases and registry row carry. */
@@ -87,113 +93,53 @@ public class Workers implements SmartLifecycle {
         return queues.stream().map(QueueWorker::queue).collect(Collectors.toUnmodifiableSet());
     }
 
-    /** Stops the handler of a task if it runs here; true if it did. */
-    public boolean stopLocally(long taskId, String reason) {
-        RunningTask task = running.get(taskId);
-        if (task == null) {
-            return false;
-        }
-        task.stop(reason);
-        return true;
-    }
-
     /**
-     * Cancels a queued or running task; a running handler is stopped, here at once or on its
+     * Cancels a queued or running task; the attempt that ran it is stopped, here at once or on its
      * replica by NOTIFY (failing that, by its next lease renewal, which the cancel has revoked).
+     * Only that attempt: a later claim of the same task (retried meanwhile) runs on.
      */
     public Mono<Task> cancel(long taskId) {
         return store.cancel(taskId).flatMap(cancelled -> {
             String previous = cancelled.previousWorkerId();
-            if (previous == null) {
+            if (previous == null || cancelled.previousLeaseId() == null) {
                 return Mono.just(cancelled.task());
             }
+            LeaseKey lease = new LeaseKey(taskId, cancelled.previousLeaseId());
             if (previous.equals(workerId)) {
-                stopLocally(taskId, "cancelled");
+                keeper.stop(lease, Attempt.Stop.CANCELLED);
                 return Mono.just(cancelled.task());
             }
-            return listener.send(NotificationListener.CANCEL_CHANNEL, List.of(Long.toString(taskId)))
+            return listener.send(NotificationListener.CANCEL_CHANNEL, List.of(taskId + ":" + lease.leaseId()))
                     .thenReturn(cancelled.task());
         });
     }
 
-    RunningTask track(Task task, Duration lease) {
-        RunningTask tracked = new RunningTask(task, System.nanoTime() + lease.toNanos());
-        running.put(task.id(), tracked);
-        return tracked;
-    }
-
-    void untrack(long taskId) {
-        running.remove(taskId);
+    /** Completes when this replica starts draining: waiting long polls answer, streams close. */
+    public Mono<Void> draining() {
+        return Mono.defer(() -> draining.asMono());
     }
 
     @Override
     public void start() {
-        loops = Disposables.composite();
         draining = Sinks.empty();
+        keeper.start();
         queues.forEach(QueueWorker::start);
-        Duration renewEvery = lease.dividedBy(3);
-        loops.add(Flux.interval(renewEvery, renewEvery)
-                .onBackpressureDrop() // a slow round skips ticks instead of failing the loop
-                .concatMap(tick -> renewLeases().then(Mono.fromRunnable(this::stopLapsed)), 1)
-                .subscribe());
-        loops.add(listener.notifications(NotificationListener.CANCEL_CHANNEL)
-                .subscribe(n -> parseId(n.payload()).ifPresent(id -> stopLocally(id, "cancelled"))));
-        loops.add(Flux.interval(Duration.ZERO, HEARTBEAT)
-                .onBackpressureDrop()
-                .concatMap(tick -> (queues.isEmpty() ? Mono.<Void>empty()
-                        : registry.heartbeat(workerId, List.copyOf(queueNames()), running.size()))
-                        .then(registry.forgetStale())
-                        .onErrorResume(e -> Mono.empty()), 1)
-                .subscribe());
+        cancels = listener.notifications(NotificationListener.CANCEL_CHANNEL)
+                .subscribe(n -> parseLease(n.payload()).ifPresent(lease -> keeper.stop(lease, Attempt.Stop.CANCELLED)));
+        registration.start();
         started = true;
         if (!queues.isEmpty()) {
             log.info("Working queues {} in-process as {}", queueNames(), workerId);
         }
     }
 
-    private Mono<Void> renewLeases() {
-        if (running.isEmpty()) {
-            return Mono.empty();
-        }
-        List<Long> ids = new ArrayList<>(running.keySet());
-        long sentAt = System.nanoTime();
-        return store.renewLeases(workerId, ids, lease).collect(Collectors.toSet())
-                .doOnNext(held -> ids.forEach(id -> {
-                    RunningTask task = running.get(id);
-                    if (task == null) {
-                        return;
-                    }
-                    if (held.contains(id)) {
-                        task.leaseUntil(sentAt + lease.toNanos());
-                    } else {
-                        task.stop("lease lost");
-                    }
-                }))
-                .then()
-                .onErrorResume(e -> {
-                    log.warn("Renewing {} leases failed: {}", ids.size(), e.toString());
-                    return Mono.empty();
-                });
-    }
-
-    /** A handler whose lease may have expired must stop: another worker may already run the task. */
-    private void stopLapsed() {
-        long now = System.nanoTime();
-        running.values().stream().filter(task -> task.leaseLapsed(now)).forEach(task -> task.stop("lease expired"));
-    }
-
-    /** Completes when this replica starts draining: waiting long polls answer at once. */
-    public Mono<Void> draining() {
-        return Mono.defer(() -> draining.asMono());
-    }
-
     @Override
     public void stop(Runnable callback) {
         draining.tryEmitEmpty();
         queues.forEach(QueueWorker::drain);
-        log.info("Draining: {} tasks in flight, waiting up to {}", running.size(), drainTimeout);
-        Flux.interval(Duration.ofMillis(20))
-                .filter(tick -> running.isEmpty())
+        log.info("Draining: {} tasks in flight, waiting up to {}", keeper.size(), drainTimeout);
+        Flux.interval(DRAIN_CHECK)
+                .filter(tick -> keeper.isEmpty() && handoff.inFlight() == 0)
                 .next()
                 .then()
                 .timeout(drainTimeout, Mono.defer(this::releaseRemaining))
@@ -201,10 +147,11 @@ public class Workers implements SmartLifecycle {
                     log.warn("Drain did not finish cleanly: {}", e.toString());
                     return Mono.empty();
                 })
-                .then(registry.forget(workerId).onErrorResume(e -> Mono.empty()))
+                .then(registration.leave())
                 .doFinally(signal -> {
                     queues.forEach(QueueWorker::stop);
-                    loops.dispose();
+                    cancels.dispose();
+                    keeper.stop();
                     started = false;
                     callback.run();
                 })
@@ -212,10 +159,9 @@ public class Workers implements SmartLifecycle {
     }
 
     private Mono<Void> releaseRemaining() {
-        List<Long> ids = new ArrayList<>(running.keySet());
-        running.values().forEach(task -> task.stop(RELEASED_ON_SHUTDOWN));
-        log.info("Releasing {} unfinished tasks to queued", ids.size());
-        return store.release(workerId, ids, RELEASED_ON_SHUTDOWN)
+        List<LeaseKey> leases = keeper.stopAll(Attempt.Stop.RELEASED);
+        log.info("Releasing {} unfinished tasks to queued", leases.size());
+        return store.onWorkerPool().releaseLeases(leases, RELEASED_ON_SHUTDOWN)
                 .doOnNext(task -> TaskLog.info(log, task, workerId, "Released task {} to queued on shutdown", task.id()))
                 .then().timeout(RELEASE_BUDGET);
     }
@@ -230,10 +176,12 @@ public class Workers implements SmartLifecycle {
         return started;
     }
 
-    private static Optional<Long> parseId(String payload) {
+    private static Optional<LeaseKey> parseLease(String payload) {
+        int colon = payload.indexOf(':');
         try {
-            return Optional.of(Long.parseLong(payload));
-        } catch (NumberFormatException e) {
+            return Optional.of(new LeaseKey(Long.parseLong(payload.substring(0, colon)),
+                    UUID.fromString(payload.substring(colon + 1))));
+        } catch (RuntimeException e) {
             return Optional.empty();
         }
     }

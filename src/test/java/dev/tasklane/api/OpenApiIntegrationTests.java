@@ -77,15 +77,17 @@ final class OpenApiIntegrationTests extends IntegrationTest {
                 .at("/requestBody/content/application~1json/schema/$ref").stringValue())
                 .isEqualTo("#/components/schemas/EnqueueRequest");
         assertThat(schemas.at("/EnqueueRequest/properties").propertyNames()).containsExactlyInAnyOrder(
-                "type", "payload", "priority", "runAt", "delaySeconds", "maxAttempts", "idempotencyKey");
+                "type", "payload", "priority", "runAt", "delaySeconds", "maxAttempts", "idempotencyKey",
+                "timeoutSeconds");
         assertThat(schemas.at("/EnqueueRequest/required").toString()).contains("type");
         assertThat(schemas.at("/ClaimRequest/properties").propertyNames()).containsExactlyInAnyOrder(
                 "workerId", "max", "leaseSeconds", "waitSeconds", "types");
         assertThat(schemas.at("/FailRequest/properties").propertyNames()).containsExactlyInAnyOrder(
-                "workerId", "error", "retry");
+                "workerId", "leaseId", "error", "retry");
         assertThat(schemas.at("/TaskJson/properties").propertyNames()).containsExactlyInAnyOrder("id", "queue", "type",
                 "payload", "state", "priority", "attempt", "maxAttempts", "runAt", "createdAt", "startedAt",
-                "finishedAt", "workerId", "leaseExpiresAt", "progress", "result", "lastError", "idempotencyKey");
+                "finishedAt", "workerId", "leaseId", "leaseExpiresAt", "timeoutSeconds", "timeoutAt", "progress",
+                "result", "lastError", "idempotencyKey");
         assertThat(schemas.at("/Problem/properties").propertyNames()).contains("status", "title", "detail", "errors");
     }
 

@@ -94,6 +94,58 @@ final class PullApiIntegrationTests extends WorkerIntegrationTest {
     }
 
     @Test
+    void twoPullWorkersSharingAnIdCannotCompleteEachOthersLease() {
+        long id = enqueue("{\"type\": \"t\"}");
+        JsonNode first = claim("{\"workerId\": \"shared\", \"leaseSeconds\": 1}").get("tasks").get(0);
+        tasks.awaitState(id, "queued", PATIENCE); // its lease expired and the rescuer took it back
+        JsonNode second = claim("{\"workerId\": \"shared\"}").get("tasks").get(0);
+        String stale = first.get("leaseId").stringValue();
+        String current = second.get("leaseId").stringValue();
+        assertThat(current).isNotEqualTo(stale);
+
+        for (String call : List.of("heartbeat", "progress", "complete")) {
+            post("/api/v1/tasks/" + id + "/" + call, "{\"workerId\": \"shared\", \"leaseId\": \"" + stale + "\"}", 409)
+                    .expectBody().jsonPath("$.state").isEqualTo("running");
+        }
+        post("/api/v1/tasks/" + id + "/fail", "{\"workerId\": \"shared\", \"leaseId\": \"" + stale
+                + "\", \"error\": \"x\"}", 409).expectBody().jsonPath("$.state").isEqualTo("running");
+        post("/api/v1/tasks/" + id + "/heartbeat", "{\"workerId\": \"shared\", \"leaseId\": \"" + current + "\"}", 200)
+                .expectBody().jsonPath("$.leaseId").isEqualTo(current);
+        post("/api/v1/tasks/" + id + "/complete", "{\"workerId\": \"shared\", \"leaseId\": \"" + current + "\"}", 200)
+                .expectBody().jsonPath("$.state").isEqualTo("succeeded").jsonPath("$.attempt").isEqualTo(2);
+    }
+
+    @Test
+    void aClaimHandsOutALeaseIdThatNobodyElseSees() {
+        long id = enqueue("{\"type\": \"t\"}");
+        JsonNode claimed = claim("{\"workerId\": \"w\"}").get("tasks").get(0);
+        assertThat(claimed.get("leaseId").stringValue()).matches("[0-9a-f-]{36}");
+        assertThat(claimed.get("timeoutAt").isString()).isTrue();
+        assertThat(tasks.get(id).has("leaseId")).isFalse();
+        assertThat(body(api().get().uri("/api/v1/tasks?queue=" + queue).exchange().expectStatus().isOk())
+                .get("tasks").get(0).has("leaseId")).isFalse();
+    }
+
+    @Test
+    void aLeaseIdOfTheWrongJsonTypeIs400AndOneNeverHandedOutIs409() {
+        long id = enqueue("{\"type\": \"t\"}");
+        claim("{\"workerId\": \"w\"}");
+        post("/api/v1/tasks/" + id + "/complete", "{\"workerId\": \"w\", \"leaseId\": 42}", 400).expectBody();
+        post("/api/v1/tasks/" + id + "/complete", "{\"workerId\": \"w\", \"leaseId\": \"not-a-lease\"}", 409)
+                .expectBody().jsonPath("$.state").isEqualTo("running");
+        post("/api/v1/tasks/" + id + "/complete", "{\"workerId\": \"w\"}", 200).expectBody()
+                .jsonPath("$.state").isEqualTo("succeeded");
+    }
+
+    @Test
+    void aClaimMayNameAtMostAHundredTypes() {
+        String types = java.util.stream.IntStream.range(0, 101).mapToObj(i -> "\"t" + i + "\"")
+                .collect(java.util.stream.Collectors.joining(","));
+        post("/api/v1/queues/" + queue + "/claims", "{\"workerId\": \"w\", \"types\": [" + types + "]}", 422)
+                .expectBody().jsonPath("$.errors[0].field").isEqualTo("types");
+    }
+
+    @Test
     void heartbeatsKeepATaskPastItsFirstLease() throws InterruptedException {
         long id = enqueue("{\"type\": \"t\"}");
         claim("{\"workerId\": \"w\", \"leaseSeconds\": 1}");

@@ -23,7 +23,8 @@ final class DatabaseBootstrapIntegrationTests {
         DatabaseUrls urls = DatabaseUrls.parse(r2dbcUrl);
         try {
             Flyway flyway = Flyway.configure().dataSource(urls.jdbcUrl(), server.user(), server.password())
-                    .locations("classpath:db/migration").load();
+                    .locations("classpath:db/migration")
+                    .configuration(java.util.Map.of("flyway.postgresql.transactional.lock", "false")).load();
             new DatabaseBootstrap(r2dbcUrl, server.user(), server.password()).migrate(flyway);
             try (Connection connection = DriverManager.getConnection(urls.jdbcUrl(), server.user(), server.password());
                  Statement statement = connection.createStatement();

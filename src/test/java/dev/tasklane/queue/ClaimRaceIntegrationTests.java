@@ -7,6 +7,7 @@ import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -14,8 +15,6 @@ import dev.tasklane.testsupport.Sql;
 import dev.tasklane.testsupport.TaskFixtures;
 import dev.tasklane.testsupport.TestDatabase;
 import org.junit.jupiter.api.Test;
-import org.springframework.jdbc.core.namedparam.NamedParameterUtils;
-import org.springframework.jdbc.core.namedparam.MapSqlParameterSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -93,15 +92,8 @@ final class ClaimRaceIntegrationTests {
     }
 
     private static List<Long> claim(Connection connection, String queue, String worker, int limit) {
-        MapSqlParameterSource params = new MapSqlParameterSource(Map.of("queue", queue, "anyType", true,
-                "types", new String[0], "limit", limit, "workerId", worker, "leaseMs", 30_000L));
-        String sql = NamedParameterUtils.substituteNamedParameters(TaskSql.CLAIM, params);
-        Object[] values = NamedParameterUtils.buildValueArray(TaskSql.CLAIM, params.getValues());
-        try (PreparedStatement statement = connection.prepareStatement(sql)) {
-            for (int i = 0; i < values.length; i++) {
-                statement.setObject(i + 1, values[i] instanceof String[] array
-                        ? connection.createArrayOf("text", array) : values[i]);
-            }
+        try (PreparedStatement statement = JdbcStatement.of(TaskSql.CLAIM_ANY_TYPE).prepare(connection, Map.of(
+                "queue", queue, "limit", limit, "workerId", worker, "leaseId", UUID.randomUUID(), "leaseMs", 30_000L))) {
             return ids(statement.executeQuery());
         } catch (SQLException e) {
             throw new IllegalStateException(e);

@@ -7,9 +7,9 @@ import java.sql.ResultSet;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
+import java.util.UUID;
 import java.util.stream.IntStream;
 
 import io.r2dbc.pool.ConnectionPool;
@@ -54,7 +54,7 @@ public final class HotStatementCeiling implements AutoCloseable {
     /** Enqueues {@code count} noop tasks in statements of {@code batch}, {@code inFlight} at a time; tasks per second. */
     public double enqueue(String queue, int count, int batch, int inFlight) {
         List<NewTask> tasks = IntStream.range(0, batch).mapToObj(i -> new NewTask("noop", null, 0, null,
-                Duration.ZERO, NewTask.DEFAULT_MAX_ATTEMPTS, null)).toList();
+                Duration.ZERO, NewTask.DEFAULT_MAX_ATTEMPTS, null, 7200)).toList();
         long started = System.nanoTime();
         Flux.range(0, (count + batch - 1) / batch)
                 .flatMap(i -> TaskStore.enqueueStatement(db, queue, tasks.subList(0, Math.min(batch, count - i * batch)))
@@ -79,7 +79,8 @@ public final class HotStatementCeiling implements AutoCloseable {
     }
 
     private Mono<Long> claimAndComplete(String queue, String workerId, int claimBatch) {
-        return TaskStore.claimStatement(db, new Claim(queue, workerId, claimBatch, LEASE, HANDLED_TYPES))
+        return TaskStore.claimStatement(db, new Claim(queue, workerId, claimBatch, LEASE, HANDLED_TYPES),
+                        ClaimHandoff.newLeaseId())
                 .map(TaskStore::toTask).all().collectList()
                 .flatMap(claimed -> claimed.isEmpty() ? Mono.just(0L)
                         : TaskStore.completeStatement(db, claimed.stream()
@@ -94,13 +95,14 @@ public final class HotStatementCeiling implements AutoCloseable {
      * @return the sample durations, sorted
      */
     public List<Duration> claimLatencies(String queue, int claimBatch, int samples) throws Exception {
-        Bound claim = Bound.of(TaskSql.CLAIM);
+        JdbcStatement claim = JdbcStatement.of(TaskSql.CLAIM_OF_TYPES);
         List<Duration> durations = new ArrayList<>();
         try (Connection connection = DriverManager.getConnection(jdbcUrl, user, password)) {
             connection.setAutoCommit(false);
             for (int i = 0; i < samples; i++) {
-                try (PreparedStatement statement = connection.prepareStatement(claim.sql())) {
-                    claim.bind(statement, connection, queue, claimBatch);
+                try (PreparedStatement statement = claim.prepare(connection, Map.of("queue", queue,
+                        "types", HANDLED_TYPES.toArray(String[]::new), "limit", claimBatch, "workerId", "ceiling",
+                        "leaseId", UUID.randomUUID(), "leaseMs", LEASE.toMillis()))) {
                     long started = System.nanoTime();
                     try (ResultSet rows = statement.executeQuery()) {
                         while (rows.next()) {
@@ -123,39 +125,5 @@ public final class HotStatementCeiling implements AutoCloseable {
 
     private static double seconds(long startedNanos) {
         return (System.nanoTime() - startedNanos) / 1e9;
-    }
-
-    /** The claim statement with JDBC placeholders in place of its named parameters. */
-    private record Bound(String sql, List<String> names) {
-
-        // Only the claim's own parameters: its SQL also holds text such as 'HH24:MI'.
-        private static final Pattern NAMED = Pattern.compile("(?<!:):(queue|anyType|types|limit|workerId|leaseMs)\\b");
-
-        static Bound of(String namedSql) {
-            List<String> names = new ArrayList<>();
-            Matcher matcher = NAMED.matcher(namedSql);
-            StringBuilder sql = new StringBuilder();
-            while (matcher.find()) {
-                names.add(matcher.group(1));
-                matcher.appendReplacement(sql, "?");
-            }
-            matcher.appendTail(sql);
-            return new Bound(sql.toString(), List.copyOf(names));
-        }
-
-        void bind(PreparedStatement statement, Connection connection, String queue, int limit) throws Exception {
-            for (int i = 0; i < names.size(); i++) {
-                Object value = switch (names.get(i)) {
-                    case "queue" -> queue;
-                    case "anyType" -> false;
-                    case "types" -> connection.createArrayOf("text", HANDLED_TYPES.toArray());
-                    case "limit" -> limit;
-                    case "workerId" -> "ceiling";
-                    case "leaseMs" -> LEASE.toMillis();
-                    default -> throw new IllegalStateException("unexpected parameter " + names.get(i));
-                };
-                statement.setObject(i + 1, value);
-            }
-        }
     }
 }

@@ -6,6 +6,7 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Random;
 import java.util.Set;
+import java.util.UUID;
 import java.util.stream.IntStream;
 
 import dev.tasklane.testsupport.IntegrationTest;
@@ -34,9 +35,9 @@ final class LockOrderIntegrationTests extends IntegrationTest {
         String queue = TaskFixtures.uniqueQueue("lock-order");
         int tasks = 2000;
         store.enqueue(queue, IntStream.range(0, tasks).mapToObj(i -> new NewTask("noop", null, 0, null, Duration.ZERO,
-                NewTask.DEFAULT_MAX_ATTEMPTS, null)).toList()).block(Duration.ofSeconds(30));
-        List<Task> running = new ArrayList<>(store.claim(new Claim(queue, WORKER, tasks, LEASE, Set.of()))
-                .collectList().block(Duration.ofSeconds(30)));
+                NewTask.DEFAULT_MAX_ATTEMPTS, null, 7200)).toList()).block(Duration.ofSeconds(30));
+        List<Task> running = new ArrayList<>(store.claim(new Claim(queue, WORKER, tasks, LEASE, Set.of()),
+                UUID.randomUUID()).collectList().block(Duration.ofSeconds(30)));
         assertThat(running).hasSize(tasks);
 
         Random random = new Random(42);
@@ -44,7 +45,7 @@ final class LockOrderIntegrationTests extends IntegrationTest {
         int recorded = 0;
         while (!running.isEmpty()) {
             List<Task> finishing = List.copyOf(running.subList(0, Math.min(250, running.size())));
-            List<Long> held = running.stream().map(Task::id).toList();
+            List<LeaseKey> held = running.stream().map(LeaseKey::of).toList();
             List<Outcome> outcomes = finishing.stream().map(task -> Outcome.success(task, WORKER, null)).toList();
 
             long completed = Mono.zip(store.renewLeases(WORKER, held, LEASE).count(), store.complete(outcomes).count())

@@ -9,7 +9,8 @@ import org.springframework.context.ConfigurableApplicationContext;
 
 /**
  * Whole replicas of the service in this JVM, each an application context of its own on the test
- * database: for the tests that are about several replicas or a shutdown.
+ * database: for the tests that are about several replicas or a shutdown. They know the test-only
+ * task types of {@link TestHandlers}.
  */
 public final class Replicas {
 
@@ -28,7 +29,7 @@ public final class Replicas {
         properties.put("spring.r2dbc.pool.max-size", "10");
         properties.putAll(extra);
         // As command-line arguments: they outrank application.yml, as an operator's settings do.
-        return new SpringApplicationBuilder(TasklaneApplication.class, OwnNettyResources.class)
+        return new SpringApplicationBuilder(TasklaneApplication.class, OwnNettyResources.class, TestHandlers.class)
                 .run(properties.entrySet().stream().map(e -> "--" + e.getKey() + "=" + e.getValue()).toArray(String[]::new));
     }
 

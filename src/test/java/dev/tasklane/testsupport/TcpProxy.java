@@ -11,8 +11,9 @@ import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * A TCP proxy between a replica and PostgreSQL that a test can cut (every connection dropped,
- * new ones refused) and restore: a database outage for one replica, without touching the shared
- * server. Plain threads: it is test support, not the code under test.
+ * new ones refused) or stall (every connection stops forwarding without closing: a half-open
+ * network, a hung PgBouncer) and restore: a database outage for one replica, without touching the
+ * shared server. Plain threads: it is test support, not the code under test.
  */
 public final class TcpProxy implements AutoCloseable {
 
@@ -21,6 +22,7 @@ public final class TcpProxy implements AutoCloseable {
     private final int targetPort;
     private final List<Socket> open = new CopyOnWriteArrayList<>();
     private volatile boolean cut;
+    private volatile boolean stalled;
 
     public TcpProxy(String targetHost, int targetPort) throws IOException {
         this.targetHost = targetHost;
@@ -42,8 +44,14 @@ public final class TcpProxy implements AutoCloseable {
         open.clear();
     }
 
+    /** Stops forwarding on every connection, open or new, keeping them open, until {@link #restore()}. */
+    public void stall() {
+        stalled = true;
+    }
+
     public void restore() {
         cut = false;
+        stalled = false;
     }
 
     private void accept() {
@@ -70,11 +78,16 @@ public final class TcpProxy implements AutoCloseable {
             byte[] buffer = new byte[16384];
             try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
                 for (int n; (n = in.read(buffer)) >= 0; ) {
+                    while (stalled && !cut) {
+                        Thread.sleep(5); // what was read waits here, as in a stalled network
+                    }
                     out.write(buffer, 0, n);
                     out.flush();
                 }
             } catch (IOException e) {
                 // one side closed
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
             } finally {
                 closeQuietly(from);
                 closeQuietly(to);

@@ -5,6 +5,7 @@ import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Properties;
 import java.util.UUID;
 
@@ -75,7 +76,8 @@ public final class TestDatabase {
                 Coordinates provided = provide();
                 // Migrated up front, so that tests without an application context find the schema.
                 Flyway.configure().dataSource(provided.jdbcUrl(), provided.user(), provided.password())
-                        .locations("classpath:db/migration").load().migrate();
+                        .locations("classpath:db/migration")
+                        .configuration(Map.of("flyway.postgresql.transactional.lock", "false")).load().migrate();
                 coordinates = provided;
             } catch (RuntimeException e) {
                 failure = new IllegalStateException(e.getMessage(), e);

@@ -1,5 +1,6 @@
 package dev.tasklane.worker;
 
+import java.net.Socket;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -8,7 +9,9 @@ import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 
 import dev.tasklane.testsupport.IntegrationTest;
+import dev.tasklane.testsupport.RawHttp;
 import dev.tasklane.testsupport.Replicas;
+import dev.tasklane.testsupport.SlowClaims;
 import dev.tasklane.testsupport.Sql;
 import dev.tasklane.testsupport.TaskFixtures;
 import dev.tasklane.testsupport.TcpProxy;
@@ -51,28 +54,40 @@ final class ReplicaIntegrationTests {
     }
 
     @Test
-    void shutdownFinishesWhatItCanWithinTheDrainAndReleasesTheRest() {
+    void shutdownFinishesWhatItCanWithinTheDrainAndReleasesTheRest() throws Exception {
         String queue = TaskFixtures.uniqueQueue("drain");
+        String pulled = TaskFixtures.uniqueQueue("drain-pull");
         ConfigurableApplicationContext replica = Replicas.start(queue + ":4",
                 Map.of("spring.lifecycle.timeout-per-shutdown-phase", "5s"));
         Tasks tasks = new Tasks(client(replica));
         long quick = tasks.enqueue(queue, "{\"type\": \"sleep\", \"payload\": {\"durationMs\": 1000}}").get("id").longValue();
         long slow = tasks.enqueue(queue, "{\"type\": \"sleep\", \"payload\": {\"durationMs\": 600000, \"steps\": 600}}")
                 .get("id").longValue();
+        long polled = tasks.enqueue(pulled, "{\"type\": \"t\"}").get("id").longValue();
         tasks.awaitState(quick, "running", Duration.ofSeconds(10));
         tasks.awaitState(slow, "running", Duration.ofSeconds(10));
 
-        long started = System.nanoTime();
-        replica.close();
-        Duration took = Duration.ofNanos(System.nanoTime() - started);
+        try (SlowClaims slowClaims = SlowClaims.on(pulled, Duration.ofMillis(1500));
+             Socket poll = RawHttp.post(Replicas.port(replica), "/api/v1/queues/" + pulled + "/claims",
+                     "{\"workerId\": \"w\", \"waitSeconds\": 20}")) {
+            Thread.sleep(300); // the long poll's claim is inside PostgreSQL when the drain begins
+            long started = System.nanoTime();
+            replica.close();
+            Duration took = Duration.ofNanos(System.nanoTime() - started);
+            assertThat(took).isLessThan(Duration.ofSeconds(15));
+            String answer = new String(poll.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            assertThat(answer).startsWith("HTTP/1.1 200").contains("{\"tasks\":[]}");
+        }
 
-        assertThat(took).isLessThan(Duration.ofSeconds(15));
         assertThat(Sql.column("SELECT state || ' ' || attempt FROM task WHERE id = ?", quick)).containsExactly("succeeded 1");
         assertThat(Sql.column("SELECT state || ' ' || attempt || ' ' || last_error FROM task WHERE id = ?", slow))
                 .containsExactly("queued 0 released on shutdown");
         List<String> last = Sql.column("SELECT name || ' ' || (detail->>'error') FROM task_event WHERE task_id = ?"
                 + " ORDER BY id DESC LIMIT 1", slow);
         assertThat(last).containsExactly("queued released on shutdown");
+        // The long poll's claim landed after the drain had answered it: released, not left running.
+        assertThat(Sql.column("SELECT state || ' ' || attempt || ' ' || last_error FROM task WHERE id = ?", polled))
+                .containsExactly("queued 0 released: the replica began draining while the claim ran");
         assertThat(Sql.column("SELECT count(*) FROM worker WHERE ? = ANY(queues)", queue)).containsExactly("0");
     }
 

@@ -165,6 +165,44 @@ final class WorkerPipelineIntegrationTests extends WorkerIntegrationTest {
     }
 
     @Test
+    void cancellingAndRetryingARunningTaskLeavesItsNewAttemptCancellableAndRenewed() {
+        long id = tasks.enqueue("wk-cancel", "{\"type\": \"sleep\", \"payload\": {\"durationMs\": 4000, \"steps\": 40}}")
+                .get("id").longValue();
+        tasks.awaitTask(id, PATIENCE, t -> t.get("progress").get("percent").isNumber());
+        tasks.post("/api/v1/tasks/" + id + "/cancel", 200);
+        tasks.post("/api/v1/tasks/" + id + "/retry", 200);
+        // The same replica claims it again, as attempt 1 again: only the lease tells the two runs apart.
+        tasks.awaitTask(id, PATIENCE, t -> "running".equals(t.get("state").stringValue())
+                && t.get("progress").get("percent").isNumber());
+        tasks.post("/api/v1/tasks/" + id + "/cancel", 200);
+        long progressAtCancel = progressEvents(id);
+        org.awaitility.Awaitility.await().during(Duration.ofMillis(500)).atMost(PATIENCE)
+                .until(() -> progressEvents(id) == progressAtCancel);
+        assertThat(tasks.get(id).get("state").stringValue()).isEqualTo("cancelled");
+
+        tasks.post("/api/v1/tasks/" + id + "/retry", 200);
+        JsonNode done = tasks.awaitState(id, "succeeded", PATIENCE);
+        assertThat(done.get("attempt").intValue()).isEqualTo(1); // renewed past its 2 s lease, never rescued
+        assertThat(transitions(id)).containsExactly("queued", "running", "cancelled", "queued", "running", "cancelled",
+                "queued", "running", "succeeded");
+    }
+
+    @Test
+    void aDelayedTaskOnAnIdleQueueStartsWithinFiftyMillisecondsOfItsRunAt() {
+        // Inserted behind the service's back: no wake-up announces it, only the database knows.
+        long hidden = Long.parseLong(Sql.column("INSERT INTO task (queue, type, run_at) VALUES ('wk-due', 'noop',"
+                + " now() + interval '1500 milliseconds') RETURNING id").get(0));
+        long now = tasks.enqueue("wk-due", "{\"type\": \"noop\"}").get("id").longValue();
+        long announced = tasks.enqueue("wk-due", "{\"type\": \"noop\", \"delaySeconds\": 1}").get("id").longValue();
+        tasks.awaitState(now, "succeeded", PATIENCE);
+        for (long id : List.of(hidden, announced)) {
+            JsonNode done = tasks.awaitState(id, "succeeded", PATIENCE);
+            assertThat(Duration.between(Tasks.time(done, "runAt"), Tasks.time(done, "startedAt")))
+                    .isBetween(Duration.ZERO, Duration.ofMillis(50));
+        }
+    }
+
+    @Test
     void anIdleQueuePicksUpANewTaskWithoutWaitingForThePoll() throws InterruptedException {
         Thread.sleep(300); // let the pipeline go idle after its first poll
         for (int i = 0; i < 5; i++) {
@@ -237,6 +275,11 @@ final class WorkerPipelineIntegrationTests extends WorkerIntegrationTest {
     /** The events that change the state, without progress. */
     private static List<String> transitions(long id) {
         return Sql.column("SELECT name FROM task_event WHERE task_id = ? AND name <> 'progress' ORDER BY id", id);
+    }
+
+    private static long progressEvents(long id) {
+        return Long.parseLong(Sql.column("SELECT count(*) FROM task_event WHERE task_id = ? AND name = 'progress'", id)
+                .get(0));
     }
 
     private static List<Instant> eventTimes(long id, String name) {

@@ -1,0 +1,55 @@
+package dev.tasklane.queue;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * One of {@link TaskSql}'s statements with JDBC placeholders in place of its named parameters,
+ * so that tests and the benchmark can run it (or EXPLAIN it) from a plain JDBC connection.
+ *
+ * @param sql the statement with {@code ?} placeholders
+ * @param names the parameter of each placeholder, in order
+ */
+public record JdbcStatement(String sql, List<String> names) {
+
+    // A named parameter; not the ':' of a cast ('::') nor of a time format ('HH24:MI').
+    private static final Pattern NAMED = Pattern.compile("(?<![:A-Za-z0-9]):([a-z][A-Za-z]*)\\b");
+
+    static JdbcStatement of(String namedSql) {
+        List<String> names = new ArrayList<>();
+        Matcher matcher = NAMED.matcher(namedSql);
+        StringBuilder sql = new StringBuilder();
+        while (matcher.find()) {
+            names.add(matcher.group(1));
+            matcher.appendReplacement(sql, "?");
+        }
+        matcher.appendTail(sql);
+        return new JdbcStatement(sql.toString(), List.copyOf(names));
+    }
+
+    /** Prepares the statement on {@code connection} with the values of its parameters. */
+    PreparedStatement prepare(Connection connection, Map<String, ?> values) throws SQLException {
+        PreparedStatement statement = connection.prepareStatement(sql);
+        for (int i = 0; i < names.size(); i++) {
+            if (!values.containsKey(names.get(i))) {
+                throw new IllegalArgumentException("no value for :" + names.get(i));
+            }
+            Object value = values.get(names.get(i));
+            if (value instanceof String[] array) {
+                statement.setArray(i + 1, connection.createArrayOf("text", array));
+            } else if (value instanceof UUID uuid) {
+                statement.setObject(i + 1, uuid);
+            } else {
+                statement.setObject(i + 1, value);
+            }
+        }
+        return statement;
+    }
+}
