@@ -13,10 +13,14 @@ import com.sun.net.httpserver.HttpServer;
 
 /**
  * A local HTTP server for {@code http} tasks to call: {@code /ok} answers 200 "hello",
- * {@code /flaky} 503 on its first call and 200 after, {@code /missing} 404. It records every
- * request it receives.
+ * {@code /flaky} 503 on its first call and 200 after, {@code /missing} 404, {@code /binary} 200
+ * and {@code /binary-500} 500 with {@link #BINARY} (bytes that are no text: a NUL, invalid
+ * UTF-8). It records every request it receives.
  */
 public final class TestHttpServer implements AutoCloseable {
+
+    /** What {@code /binary} answers: a NUL, then bytes that are not UTF-8. */
+    public static final byte[] BINARY = {'P', 'N', 'G', 0, (byte) 0xFF, (byte) 0xD8, 0x10, (byte) 0x80};
 
     private final HttpServer server;
     private final List<String> requests = new CopyOnWriteArrayList<>();
@@ -24,17 +28,19 @@ public final class TestHttpServer implements AutoCloseable {
 
     public TestHttpServer() throws IOException {
         server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
-        server.setExecutor(Executors.newFixedThreadPool(2));
+        server.setExecutor(Executors.newFixedThreadPool(4));
         server.createContext("/", exchange -> {
             String path = exchange.getRequestURI().getPath();
             String body = new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
             requests.add(exchange.getRequestMethod() + " " + path + " " + body);
             int status = switch (path) {
-                case "/ok" -> 200;
+                case "/ok", "/binary" -> 200;
                 case "/flaky" -> flakyCalls.incrementAndGet() == 1 ? 503 : 200;
+                case "/binary-500" -> 500;
                 default -> 404;
             };
-            byte[] answer = (status == 200 ? "hello" : "nope").getBytes(StandardCharsets.UTF_8);
+            byte[] answer = path.startsWith("/binary") ? BINARY
+                    : (status == 200 ? "hello" : "nope").getBytes(StandardCharsets.UTF_8);
             exchange.sendResponseHeaders(status, answer.length);
             try (OutputStream out = exchange.getResponseBody()) {
                 out.write(answer);

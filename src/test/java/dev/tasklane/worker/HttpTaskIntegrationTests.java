@@ -35,7 +35,29 @@ final class HttpTaskIntegrationTests extends WorkerIntegrationTest {
         JsonNode done = tasks.awaitState(id, "succeeded", PATIENCE);
         assertThat(done.get("result").get("status").intValue()).isEqualTo(200);
         assertThat(done.get("result").get("body").stringValue()).isEqualTo("hello");
+        assertThat(done.get("result").get("bodyEncoding").stringValue()).isEqualTo("utf-8");
         assertThat(server.requests()).containsExactly("POST /ok {\"n\":1}");
+    }
+
+    @Test
+    void aBinaryBodySucceedsInBase64AndATextOneSaysItIsUtf8() {
+        long binary = enqueue("{\"url\": \"" + server.url("/binary") + "\", \"method\": \"GET\"}");
+        long text = enqueue("{\"url\": \"" + server.url("/ok") + "\", \"method\": \"GET\"}");
+        JsonNode binaryResult = tasks.awaitState(binary, "succeeded", PATIENCE).get("result");
+        assertThat(binaryResult.get("bodyEncoding").stringValue()).isEqualTo("base64");
+        assertThat(java.util.Base64.getDecoder().decode(binaryResult.get("body").stringValue()))
+                .containsExactly(TestHttpServer.BINARY);
+        JsonNode textResult = tasks.awaitState(text, "succeeded", PATIENCE).get("result");
+        assertThat(textResult.get("bodyEncoding").stringValue()).isEqualTo("utf-8");
+        assertThat(textResult.get("body").stringValue()).isEqualTo("hello");
+    }
+
+    @Test
+    void aBinaryErrorBodyIsNamedNotCopiedIntoTheError() {
+        long id = tasks.enqueue("wk-http", "{\"type\": \"http\", \"maxAttempts\": 1, \"payload\": {\"url\": \""
+                + server.url("/binary-500") + "\"}}").get("id").longValue();
+        JsonNode failed = tasks.awaitState(id, "failed", PATIENCE);
+        assertThat(failed.get("lastError").stringValue()).isEqualTo("HTTP 500: 8 bytes of binary content");
     }
 
     @Test

@@ -3,9 +3,9 @@ package dev.tasklane.worker.builtin;
 import java.net.InetAddress;
 import java.net.URI;
 import java.net.URISyntaxException;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -38,8 +38,8 @@ import tools.jackson.databind.JsonNode;
 
 /**
  * {@code http}: one HTTP request per attempt. 2xx succeeds with the status and the body (cut at
- * 64 KiB); 408, 429, 5xx, timeouts and network errors are retried; any other status fails the
- * task at once. Redirects are not followed. Internal addresses are refused (see
+ * 64 KiB, as text or base64: see {@link ResponseBody}); 408, 429, 5xx, timeouts and network
+ * errors are retried; any other status fails the task at once. Redirects are not followed. Internal addresses are refused (see
  * {@link AddressPolicy}): a literal one at enqueue, a name resolving to one before connecting.
  */
 @Component
@@ -110,19 +110,25 @@ final class HttpTaskHandler implements TaskHandler {
 
     private Mono<Map<String, Object>> outcome(ClientResponse response) {
         int status = response.statusCode().value();
+        // One byte past the limit tells a body that was cut from one that fits exactly.
         return DataBufferUtils.join(DataBufferUtils.takeUntilByteCount(response.bodyToFlux(DataBuffer.class),
-                        MAX_BODY_BYTES))
+                        MAX_BODY_BYTES + 1L))
                 .map(buffer -> {
-                    String text = buffer.toString(StandardCharsets.UTF_8);
+                    byte[] bytes = new byte[buffer.readableByteCount()];
+                    buffer.read(bytes);
                     DataBufferUtils.release(buffer);
-                    return text;
+                    return ResponseBody.of(bytes, MAX_BODY_BYTES);
                 })
-                .defaultIfEmpty("")
+                .defaultIfEmpty(ResponseBody.of(new byte[0], MAX_BODY_BYTES))
                 .flatMap(body -> {
                     if (status >= 200 && status < 300) {
-                        return Mono.just(Map.<String, Object>of("status", status, "body", body));
+                        Map<String, Object> result = new LinkedHashMap<>();
+                        result.put("status", status);
+                        result.put("body", body.text());
+                        result.put("bodyEncoding", body.encoding());
+                        return Mono.just(result);
                     }
-                    String error = "HTTP " + status + (body.isEmpty() ? "" : ": " + abbreviate(body));
+                    String error = "HTTP " + status + (body.isEmpty() ? "" : ": " + body.summary(500));
                     boolean retryable = status == 408 || status == 429 || status >= 500;
                     return Mono.error(retryable ? new IllegalStateException(error) : new PermanentTaskFailure(error));
                 });
@@ -206,7 +212,4 @@ final class HttpTaskHandler implements TaskHandler {
                 && value.chars().noneMatch(c -> c == '\r' || c == '\n' || c == 0);
     }
 
-    private static String abbreviate(String text) {
-        return text.length() > 500 ? text.substring(0, 500) + "..." : text;
-    }
 }
