@@ -311,19 +311,29 @@ public final class Benchmark {
     private void claimCostIsFlat(HotStatementCeiling ceiling) throws Exception {
         String small = "claim-small-" + run;
         String big = "claim-big-" + run;
+        String later = "claim-later-" + run;
         Sql.update("INSERT INTO task (queue, type) SELECT ?, 'noop' FROM generate_series(1, 1000)", small);
         Sql.update("INSERT INTO task (queue, type) SELECT ?, 'noop' FROM generate_series(1, ?)", big,
                 sizes.claimBacklog());
+        // 1,000 due tasks behind a backlog waiting for later: the claim must read the due ones only
+        Sql.update("INSERT INTO task (queue, type) SELECT ?, 'noop' FROM generate_series(1, 1000)", later);
+        Sql.update("INSERT INTO task (queue, type, run_at) SELECT ?, 'noop', now() + interval '1 day'"
+                + " + g * interval '1 millisecond' FROM generate_series(1, ?) g", later, sizes.claimBacklog());
         Sql.update("ANALYZE task");
         int batch = Math.min(100, sizes.concurrency());
         ceiling.claimLatencies(small, batch, 20); // warm
         double smallP50 = percentileOfDurations(ceiling.claimLatencies(small, batch, 200), 50);
         double bigP50 = percentileOfDurations(ceiling.claimLatencies(big, batch, 200), 50);
+        double laterP50 = percentileOfDurations(ceiling.claimLatencies(later, batch, 200), 50);
+        String backlog = String.format("%,d", sizes.claimBacklog());
         figures.add(new Figure("claim of " + batch + " with 1,000 waiting, p50", "ms", smallP50, null, null, ""));
-        figures.add(new Figure("claim of " + batch + " with " + String.format("%,d", sizes.claimBacklog())
-                + " waiting, p50", "ms", bigP50, null, null, ""));
+        figures.add(new Figure("claim of " + batch + " with " + backlog + " waiting, p50", "ms", bigP50, null, null, ""));
         figures.add(new Figure("claim cost, large backlog / small", "×", bigP50 / smallP50, null, "<= 1.5", ""));
-        Sql.update("DELETE FROM task WHERE queue IN (?, ?)", small, big);
+        figures.add(new Figure("claim of " + batch + " with 1,000 due and " + backlog + " delayed, p50", "ms", laterP50,
+                null, null, ""));
+        figures.add(new Figure("claim cost, 1,000 due behind a delayed backlog / 1,000 due", "×", laterP50 / smallP50,
+                null, "<= 1.5", ""));
+        Sql.update("DELETE FROM task WHERE queue IN (?, ?, ?)", small, big, later);
     }
 
     // ---- support
