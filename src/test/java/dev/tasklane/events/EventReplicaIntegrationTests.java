@@ -27,7 +27,6 @@ import dev.tasklane.testsupport.TestDatabase;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.junit.jupiter.api.Test;
 import org.springframework.context.ConfigurableApplicationContext;
-import org.springframework.http.HttpHeaders;
 import org.springframework.http.MediaType;
 import org.springframework.test.web.reactive.server.WebTestClient;
 import reactor.core.Disposable;
@@ -248,9 +247,6 @@ final class EventReplicaIntegrationTests {
     }
 
     private static WebTestClient client(ConfigurableApplicationContext replica) {
-        return WebTestClient.bindToServer().baseUrl("http://127.0.0.1:" + Replicas.port(replica))
-                .defaultHeader(HttpHeaders.AUTHORIZATION, "Bearer " + IntegrationTest.TOKEN)
-                .responseTimeout(Duration.ofSeconds(30))
-                .codecs(c -> c.defaultCodecs().maxInMemorySize(32 * 1024 * 1024)).build();
+        return Replicas.client(replica);
     }
 }

@@ -1,11 +1,14 @@
 package dev.tasklane.testsupport;
 
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
 import dev.tasklane.TasklaneApplication;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.http.HttpHeaders;
+import org.springframework.test.web.reactive.server.WebTestClient;
 
 /**
  * Whole replicas of the service in this JVM, each an application context of its own on the test
@@ -43,6 +46,15 @@ public final class Replicas {
                 "spring.r2dbc.url", "r2dbc:postgresql://127.0.0.1:" + proxy.port() + "/" + database.database(),
                 "spring.r2dbc.pool.max-acquire-time", "2s",
                 "spring.r2dbc.pool.max-create-connection-time", "2s"));
+    }
+
+    /** A client of one replica that sends the test token. */
+    public static WebTestClient client(ConfigurableApplicationContext replica) {
+        return WebTestClient.bindToServer().baseUrl("http://127.0.0.1:" + port(replica))
+                .defaultHeader(HttpHeaders.AUTHORIZATION, "Bearer " + IntegrationTest.TOKEN)
+                .responseTimeout(Duration.ofSeconds(30))
+                .codecs(c -> c.defaultCodecs().maxInMemorySize(32 * 1024 * 1024))
+                .build();
     }
 
     public static int port(ConfigurableApplicationContext replica) {

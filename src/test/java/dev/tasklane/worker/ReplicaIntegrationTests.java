@@ -8,7 +8,6 @@ import java.util.Map;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 
-import dev.tasklane.testsupport.IntegrationTest;
 import dev.tasklane.testsupport.RawHttp;
 import dev.tasklane.testsupport.Replicas;
 import dev.tasklane.testsupport.SlowClaims;
@@ -19,7 +18,6 @@ import dev.tasklane.testsupport.TestDatabase;
 import dev.tasklane.testsupport.Tasks;
 import org.junit.jupiter.api.Test;
 import org.springframework.context.ConfigurableApplicationContext;
-import org.springframework.http.HttpHeaders;
 import org.springframework.http.MediaType;
 import org.springframework.test.web.reactive.server.WebTestClient;
 import tools.jackson.databind.JsonNode;
@@ -173,10 +171,6 @@ final class ReplicaIntegrationTests {
     }
 
     private static WebTestClient client(ConfigurableApplicationContext replica) {
-        return WebTestClient.bindToServer().baseUrl("http://127.0.0.1:" + Replicas.port(replica))
-                .defaultHeader(HttpHeaders.AUTHORIZATION, "Bearer " + IntegrationTest.TOKEN)
-                .responseTimeout(Duration.ofSeconds(30))
-                .codecs(c -> c.defaultCodecs().maxInMemorySize(32 * 1024 * 1024))
-                .build();
+        return Replicas.client(replica);
     }
 }

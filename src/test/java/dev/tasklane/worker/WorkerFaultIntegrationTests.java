@@ -281,10 +281,6 @@ final class WorkerFaultIntegrationTests {
     }
 
     private static WebTestClient client(ConfigurableApplicationContext replica) {
-        return WebTestClient.bindToServer().baseUrl("http://127.0.0.1:" + Replicas.port(replica))
-                .defaultHeader(HttpHeaders.AUTHORIZATION, "Bearer " + IntegrationTest.TOKEN)
-                .responseTimeout(Duration.ofSeconds(30))
-                .codecs(c -> c.defaultCodecs().maxInMemorySize(32 * 1024 * 1024))
-                .build();
+        return Replicas.client(replica);
     }
 }
