@@ -13,6 +13,7 @@ import org.springframework.dao.TransientDataAccessException;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.HttpStatusCode;
+import org.springframework.http.MediaType;
 import org.springframework.http.ProblemDetail;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.ExceptionHandler;
@@ -49,7 +50,7 @@ class ApiExceptionHandler extends ResponseEntityExceptionHandler {
     ResponseEntity<ProblemDetail> requestTooLarge(DataBufferLimitException e) {
         ResponseEntity<ProblemDetail> response = problem(HttpStatus.CONTENT_TOO_LARGE, "Request too large",
                 "The request body is larger than the configured limit", List.of());
-        return ResponseEntity.status(response.getStatusCode()).header(HttpHeaders.CONNECTION, "close")
+        return ResponseEntity.status(response.getStatusCode()).contentType(MediaType.APPLICATION_PROBLEM_JSON).header(HttpHeaders.CONNECTION, "close")
                 .body(response.getBody());
     }
 
@@ -66,12 +67,20 @@ class ApiExceptionHandler extends ResponseEntityExceptionHandler {
         return response;
     }
 
+    @ExceptionHandler
+    ResponseEntity<ProblemDetail> tooManyStreams(TooManyStreamsException e) {
+        ResponseEntity<ProblemDetail> response = problem(HttpStatus.SERVICE_UNAVAILABLE, "Too many event streams",
+                e.getMessage(), List.of());
+        return ResponseEntity.status(response.getStatusCode()).contentType(MediaType.APPLICATION_PROBLEM_JSON)
+                .header(HttpHeaders.RETRY_AFTER, "5").body(response.getBody());
+    }
+
     @ExceptionHandler({DataAccessResourceFailureException.class, TransientDataAccessException.class})
     ResponseEntity<ProblemDetail> databaseUnavailable(RuntimeException e) {
         log.warn("Database unavailable: {}", e.getMessage());
         ResponseEntity<ProblemDetail> response = problem(HttpStatus.SERVICE_UNAVAILABLE, "Database unavailable",
                 "The database cannot be reached right now; retry shortly", List.of());
-        return ResponseEntity.status(response.getStatusCode())
+        return ResponseEntity.status(response.getStatusCode()).contentType(MediaType.APPLICATION_PROBLEM_JSON)
                 .header(HttpHeaders.RETRY_AFTER, "1").body(response.getBody());
     }
 
@@ -87,6 +96,10 @@ class ApiExceptionHandler extends ResponseEntityExceptionHandler {
         }
         HttpHeaders responseHeaders = new HttpHeaders();
         responseHeaders.addAll(headers);
+        if (body instanceof ProblemDetail) {
+            // Whatever the request accepts: an error is a problem, and the writer honours a set type.
+            responseHeaders.setContentType(MediaType.APPLICATION_PROBLEM_JSON);
+        }
         if (status.value() == HttpStatus.CONTENT_TOO_LARGE.value()) {
             responseHeaders.set(HttpHeaders.CONNECTION, "close");
         }
@@ -100,6 +113,6 @@ class ApiExceptionHandler extends ResponseEntityExceptionHandler {
         if (!errors.isEmpty()) {
             problem.setProperty("errors", errors);
         }
-        return ResponseEntity.status(status).body(problem);
+        return ResponseEntity.status(status).contentType(MediaType.APPLICATION_PROBLEM_JSON).body(problem);
     }
 }

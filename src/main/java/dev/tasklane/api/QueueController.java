@@ -1,5 +1,6 @@
 package dev.tasklane.api;
 
+import dev.tasklane.support.WireTime;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;

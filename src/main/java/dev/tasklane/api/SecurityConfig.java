@@ -22,6 +22,10 @@ import org.springframework.security.web.server.ServerAuthenticationEntryPoint;
 import org.springframework.security.web.server.authentication.ServerAuthenticationConverter;
 import org.springframework.security.web.server.authorization.ServerAccessDeniedHandler;
 import org.springframework.security.web.server.context.NoOpServerSecurityContextRepository;
+import org.springframework.security.web.server.firewall.ServerExchangeRejectedException;
+import org.springframework.security.web.server.firewall.ServerExchangeRejectedHandler;
+import org.springframework.security.web.server.firewall.ServerWebExchangeFirewall;
+import org.springframework.security.web.server.firewall.StrictServerWebExchangeFirewall;
 import org.springframework.security.web.server.util.matcher.PathPatternParserServerWebExchangeMatcher;
 import org.springframework.security.web.server.util.matcher.ServerWebExchangeMatcher;
 import org.springframework.security.web.server.util.matcher.ServerWebExchangeMatchers;
@@ -78,6 +82,33 @@ class SecurityConfig {
                         .authenticationEntryPoint(unauthorized)
                         .accessDeniedHandler(forbidden))
                 .build();
+    }
+
+    /**
+     * Spring Security's strict firewall, and a path that is not UTF-8 (raw bytes beyond ASCII, or
+     * percent-escapes that decode to no UTF-8): rejected like the firewall's own findings rather
+     * than decoded into replacement characters.
+     */
+    @Bean
+    ServerWebExchangeFirewall utf8PathFirewall() {
+        StrictServerWebExchangeFirewall strict = new StrictServerWebExchangeFirewall();
+        return exchange -> Utf8Paths.isUtf8(exchange.getRequest().getURI().getRawPath())
+                ? strict.getFirewalledExchange(exchange)
+                : Mono.error(new ServerExchangeRejectedException("the path is not valid UTF-8"));
+    }
+
+    /**
+     * Requests the firewall rejects before anything else sees them (an encoded slash or dot
+     * segment in the path, a path that is not UTF-8, a malformed header): a problem like every
+     * other error, not an empty 400.
+     */
+    @Bean
+    ServerExchangeRejectedHandler problemForRejectedExchanges(JsonMapper json) {
+        return (exchange, rejected) -> {
+            closeIfBodyUnread(exchange);
+            return writeProblem(exchange.getResponse(), json, HttpStatus.BAD_REQUEST, "Bad request",
+                    "The request was rejected: " + rejected.getMessage());
+        };
     }
 
     /**

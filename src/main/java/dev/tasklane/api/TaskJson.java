@@ -1,5 +1,6 @@
 package dev.tasklane.api;
 
+import dev.tasklane.support.WireTime;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonRawValue;
 import dev.tasklane.queue.Task;

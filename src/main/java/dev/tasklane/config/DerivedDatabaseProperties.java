@@ -58,9 +58,10 @@ final class DerivedDatabaseProperties implements EnvironmentPostProcessor, Order
             return DatabaseUrls.parse(environment.getProperty("spring.r2dbc.url", DatabaseUrls.DEFAULT_R2DBC_URL));
         }
 
+        // An empty setting counts as none: the URL's own credentials, if any, then apply.
         private String password() {
             String password = environment.getProperty("spring.r2dbc.password");
-            if (password != null) {
+            if (password != null && !password.isEmpty()) {
                 return password;
             }
             String inUrl = urls().password();
@@ -69,7 +70,7 @@ final class DerivedDatabaseProperties implements EnvironmentPostProcessor, Order
 
         private String user() {
             String user = environment.getProperty("spring.r2dbc.username");
-            if (user != null) {
+            if (user != null && !user.isEmpty()) {
                 return user;
             }
             String inUrl = urls().user();

@@ -32,6 +32,7 @@ import org.springframework.validation.annotation.Validated;
  * @param metrics the metrics read from the database
  * @param taskTimeout how long one attempt of a task may run when its enqueue gives no {@code timeoutSeconds}
  * @param database timeouts and the workers' own pool
+ * @param sse the event streams' limits
  */
 @Validated
 @ConfigurationProperties("tasklane")
@@ -49,7 +50,8 @@ public record TasklaneProperties(
         @DefaultValue @Valid Events events,
         @DefaultValue @Valid Metrics metrics,
         @DefaultValue("2h") @NotNull Duration taskTimeout,
-        @DefaultValue @Valid Database database) {
+        @DefaultValue @Valid Database database,
+        @DefaultValue @Valid Sse sse) {
 
     public TasklaneProperties {
         if (taskTimeout.compareTo(Duration.ofSeconds(1)) < 0 || taskTimeout.compareTo(Duration.ofDays(7)) > 0) {
@@ -57,8 +59,12 @@ public record TasklaneProperties(
         }
     }
 
-    /** @param tokens accepted bearer tokens; empty means one is generated at start */
-    public record Api(@DefaultValue List<String> tokens) {
+    /**
+     * @param tokens accepted bearer tokens; empty means one is generated at start
+     * @param requestTimeout how long a request may take to arrive once it has begun (headers and
+     *                       body); a client that sends half a request and stops is dropped then
+     */
+    public record Api(@DefaultValue List<String> tokens, @DefaultValue("30s") @NotNull Duration requestTimeout) {
 
         public Api {
             tokens = tokens.stream().map(String::strip).filter(t -> !t.isEmpty()).toList();
@@ -66,7 +72,7 @@ public record TasklaneProperties(
 
         @Override
         public String toString() {
-            return "Api[tokens=" + tokens.size() + " configured]";
+            return "Api[tokens=" + tokens.size() + " configured, requestTimeout=" + requestTimeout + "]";
         }
     }
 
@@ -117,6 +123,10 @@ public record TasklaneProperties(
      */
     public record Database(@DefaultValue("30s") @NotNull Duration statementTimeout,
                            @DefaultValue("6") @Min(2) @Max(100) int workerPoolSize) {
+    }
+
+    /** @param maxSubscribers event streams one replica serves at once; beyond, 503 with Retry-After */
+    public record Sse(@DefaultValue("10000") @Min(1) int maxSubscribers) {
     }
 
     /** @param allowedHosts hosts or CIDRs that {@code http} tasks may reach although private */

@@ -5,13 +5,15 @@ import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import java.util.function.LongFunction;
 
 import dev.tasklane.config.TasklaneProperties;
-import dev.tasklane.support.Batcher;
+import dev.tasklane.notify.Channel;
+import dev.tasklane.notify.Notifier;
 import dev.tasklane.support.JsonbColumn;
 import dev.tasklane.support.LoopLifecycle;
 import dev.tasklane.support.SerializedSink;
@@ -47,16 +49,25 @@ import reactor.core.publisher.Sinks;
  * (or, while nobody is subscribed, any transaction) holds the horizon back while it runs.
  */
 @Component
-public final class EventLog extends LoopLifecycle {
+public final class EventLog extends LoopLifecycle implements EventSource {
 
     private static final Logger log = LoggerFactory.getLogger(EventLog.class);
+
+    /** Rows and bytes per page of a replay: a subscriber holds at most about one page at a time. */
     private static final int PAGE = 500;
+    private static final int PAGE_BYTES = 256 * 1024;
 
     /**
      * Rows per read when the reader delivers live events: under load it hands out thousands per
-     * round, and each read's round trip waits its turn on busy cores.
+     * round, and each read's round trip waits its turn on busy cores. Bounded in bytes too, since
+     * a {@code succeeded} event carries its task's result.
      */
     private static final int LIVE_PAGE = 2000;
+    private static final int LIVE_PAGE_BYTES = 4 * 1024 * 1024;
+
+    /** One page as read: its events, and whether more may follow it. */
+    private record Page(List<TaskEvent> events, boolean more) {
+    }
 
     /** An id read from the sequence, waiting for a snapshot that proves it final. */
     private record Pending(long lastId, long bound) {
@@ -76,12 +87,11 @@ public final class EventLog extends LoopLifecycle {
     private static final Duration PROMPT_PROOF = Duration.ofMillis(200);
 
     private final DatabaseClient db;
-    private final NotificationListener listener;
+    private final Notifier notifier;
     private final Duration poll;
     private final Sinks.Many<LiveEvent> hot = Sinks.many().multicast().directBestEffort();
     private final SerializedSink<Boolean> triggers = new SerializedSink<>();
     private final AtomicInteger subscribers = new AtomicInteger();
-    private final Batcher<Boolean, Void> notifier;
     // Confined to the reader's pipeline (one round at a time); volatile for readers of the horizon.
     private final Deque<Pending> pending = new ArrayDeque<>();
     private volatile long delivered = -1;
@@ -91,12 +101,10 @@ public final class EventLog extends LoopLifecycle {
     // it read to become final; -1 when it is not.
     private long waitingSince = -1;
 
-    EventLog(DatabaseClient db, NotificationListener listener, TasklaneProperties properties) {
+    EventLog(DatabaseClient db, Notifier notifier, TasklaneProperties properties) {
         this.db = db;
-        this.listener = listener;
+        this.notifier = notifier;
         this.poll = properties.events().pollInterval();
-        this.notifier = Batcher.ofWrites("events-notify", Integer.MAX_VALUE, 1,
-                appends -> listener.send(NotificationListener.EVENTS_CHANNEL, List.of("")));
     }
 
     /**
@@ -104,6 +112,7 @@ public final class EventLog extends LoopLifecycle {
      * without demand misses events (the stream never waits for anyone); {@link LiveEvent#previousId()}
      * lets it notice.
      */
+    @Override
     public Flux<LiveEvent> live() {
         return hot.asFlux()
                 .doOnSubscribe(s -> subscribers.incrementAndGet())
@@ -116,6 +125,7 @@ public final class EventLog extends LoopLifecycle {
     }
 
     /** Waits until the reader has established a horizon (it has after its first rounds). */
+    @Override
     public Mono<Long> horizon() {
         return Mono.defer(() -> delivered >= 0 ? Mono.just(delivered)
                 : Mono.delay(Duration.ofMillis(10)).then(horizon()));
@@ -131,45 +141,53 @@ public final class EventLog extends LoopLifecycle {
 
     /**
      * Call after a statement appended events without a NOTIFY of its own: wakes this reader at
-     * once and the others by NOTIFY. One NOTIFY is in flight per replica; appends meanwhile share
-     * the next one, which follows it at once.
+     * once and the others by the notifier's next (coalesced) NOTIFY.
      */
     public void appended() {
         trigger();
-        notifier.offer(Boolean.TRUE);
+        notifier.notify(Channel.EVENTS, "");
     }
 
-    /** Events in (after, upTo], in id order, read from the table a page at a time. */
-    public Flux<TaskEvent> range(long after, long upTo) {
-        return range(after, upTo, PAGE);
+    /** Events in (after, upTo] that {@code filter} wants, in id order, read from the table a page at a time. */
+    @Override
+    public Flux<TaskEvent> range(long after, long upTo, EventFilter filter) {
+        return range(after, upTo, filter, PAGE, PAGE_BYTES);
     }
 
-    private Flux<TaskEvent> range(long after, long upTo, int pageSize) {
+    private Flux<TaskEvent> range(long after, long upTo, EventFilter filter, int pageSize, int pageBytes) {
         if (after >= upTo) {
             return Flux.empty();
         }
-        return paged(after, pageSize, cursor -> db.sql(EventSql.RANGE)
-                .bind("after", cursor).bind("upTo", upTo).bind("limit", pageSize));
+        String[] names = filter.names().toArray(String[]::new);
+        return paged(after, pageSize, cursor -> (filter.queue() == null ? db.sql(EventSql.RANGE)
+                : db.sql(EventSql.RANGE_OF_QUEUE).bind("queue", filter.queue()))
+                .bind("after", cursor).bind("upTo", upTo).bind("names", names)
+                .bind("limit", pageSize).bind("maxBytes", pageBytes));
     }
 
     /** One task's events after {@code after}, in id order, from the table. */
+    @Override
     public Flux<TaskEvent> ofTask(long taskId, long after) {
         return paged(after, PAGE, cursor -> db.sql(EventSql.OF_TASK)
-                .bind("taskId", taskId).bind("after", cursor).bind("limit", PAGE));
+                .bind("taskId", taskId).bind("after", cursor).bind("limit", PAGE).bind("maxBytes", PAGE_BYTES));
     }
 
     /**
      * Events after {@code after}, a page at a time: {@code page} binds a statement that reads
-     * the page after a cursor. A page in hand, the next read on demand.
+     * the page (at most {@code limit} rows) after a cursor. A page in hand, the next read on demand.
      */
-    private static Flux<TaskEvent> paged(long after, int pageSize,
-                                         LongFunction<DatabaseClient.GenericExecuteSpec> page) {
-        Function<Long, Mono<List<TaskEvent>>> read = cursor ->
-                page.apply(cursor).map(EventLog::toEvent).all().collectList();
+    private static Flux<TaskEvent> paged(long after, int limit, LongFunction<DatabaseClient.GenericExecuteSpec> page) {
+        // More may follow a page that reached the row limit, or that the byte limit cut short.
+        Function<Long, Mono<Page>> read = cursor -> page.apply(cursor)
+                .map(row -> Map.entry(toEvent(row), Objects.requireNonNull(row.get("page_rows", Long.class))))
+                .all()
+                .collectList()
+                .map(rows -> new Page(rows.stream().map(Map.Entry::getKey).toList(),
+                        !rows.isEmpty() && (rows.get(0).getValue() >= limit || rows.size() < rows.get(0).getValue())));
         return read.apply(after)
-                .expand(events -> events.size() < pageSize ? Mono.empty()
-                        : read.apply(events.get(events.size() - 1).id()))
-                .flatMapIterable(events -> events, 1);
+                .expand(current -> current.more() ? read.apply(current.events().get(current.events().size() - 1).id())
+                        : Mono.empty())
+                .flatMapIterable(Page::events, 1);
     }
 
     /** The id of a task's last event; 0 when it has none. */
@@ -184,6 +202,7 @@ public final class EventLog extends LoopLifecycle {
     }
 
     /** The highest event id retention has deleted; 0 when it has deleted none. */
+    @Override
     public Mono<Long> prunedThrough() {
         return db.sql(EventSql.PRUNED_THROUGH)
                 .map(row -> Objects.requireNonNull(row.get("pruned_through", Long.class)))
@@ -195,6 +214,7 @@ public final class EventLog extends LoopLifecycle {
      * Events the reader has seen handed out but not yet proven final and delivered: how far the
      * live stream trails the log (it waits for transactions that may still hold smaller ids).
      */
+    @Override
     public long horizonLag() {
         long seen = lastSeen;
         long done = delivered;
@@ -202,6 +222,7 @@ public final class EventLog extends LoopLifecycle {
     }
 
     /** How many subscribers the live stream has now. */
+    @Override
     public int subscribers() {
         return subscribers.get();
     }
@@ -297,10 +318,10 @@ public final class EventLog extends LoopLifecycle {
     private Mono<Boolean> deliverFinal(long proven) {
         long from = delivered;
         long[] frontier = {proven};
-        return range(from, lastSeen, LIVE_PAGE)
+        return range(from, lastSeen, EventFilter.ALL, LIVE_PAGE, LIVE_PAGE_BYTES)
                 .takeWhile(event -> event.id() <= proven || event.id() == frontier[0] + 1)
                 .doOnNext(event -> {
-                    hot.emitNext(new LiveEvent(event, lastEmitted),
+                    hot.emitNext(new LiveEvent(event, SseFrames.of(event), lastEmitted),
                             Sinks.EmitFailureHandler.busyLooping(Duration.ofMillis(50)));
                     lastEmitted = event.id();
                     frontier[0] = Math.max(frontier[0], event.id());
@@ -319,8 +340,8 @@ public final class EventLog extends LoopLifecycle {
         Flux<Boolean> wakes = Flux.merge(
                 Flux.just(true, true),
                 triggers.asFlux(),
-                listener.notifications(NotificationListener.EVENTS_CHANNEL).map(n -> true),
-                listener.connected(),
+                notifier.notifications(Channel.EVENTS).map(n -> true),
+                notifier.reconnected(),
                 Flux.interval(poll).onBackpressureDrop().filter(tick -> subscribers.get() > 0 || delivered < 0 || !pending.isEmpty())
                         .map(tick -> true));
         return wakes

@@ -1,6 +1,13 @@
 package dev.tasklane.events;
 
-/** Every read of {@code task_event}; run only by {@link EventLog}. */
+/**
+ * Every read of {@code task_event}; run only by {@link EventLog}. Pages are bounded twice: by a
+ * count of rows ({@code :limit}) and by bytes ({@code :maxBytes}, the rows' detail as JSON text,
+ * which V008 stores with each event): a page ends before the row that would take it past the
+ * bytes, but always holds at least one row. {@code page_rows} is how many rows the page had
+ * before that cut, so the reader knows whether more may follow. The count limit applies first,
+ * in a subquery, so that the window functions see one page, never the whole range.
+ */
 final class EventSql {
 
     private EventSql() {
@@ -27,14 +34,54 @@ final class EventSql {
             FROM seq
             """;
 
-    /** Events in (:after, :upTo], in id order, a page at a time. */
+    /**
+     * Events in (:after, :upTo], in id order, a page at a time; only the names in :names when it
+     * is not empty (a filter on the primary key's range).
+     */
     static final String RANGE = """
-            SELECT * FROM task_event WHERE id > :after AND id <= :upTo ORDER BY id LIMIT :limit
+            SELECT * FROM (
+                SELECT p.*, count(*) OVER () AS page_rows,
+                       sum(coalesce(p.detail_bytes, 0) + 100) OVER (ORDER BY p.id) - coalesce(p.detail_bytes, 0) - 100
+                           AS bytes_before
+                FROM (SELECT e.* FROM task_event e
+                      WHERE e.id > :after AND e.id <= :upTo
+                        AND (cardinality(:names::text[]) = 0 OR e.name = ANY(:names::text[]))
+                      ORDER BY e.id
+                      LIMIT :limit) p
+            ) page
+            WHERE bytes_before = 0 OR bytes_before < :maxBytes
+            ORDER BY id
+            """;
+
+    /** Like {@link #RANGE}, for one queue's events only, read from the queue's index (V009). */
+    static final String RANGE_OF_QUEUE = """
+            SELECT * FROM (
+                SELECT p.*, count(*) OVER () AS page_rows,
+                       sum(coalesce(p.detail_bytes, 0) + 100) OVER (ORDER BY p.id) - coalesce(p.detail_bytes, 0) - 100
+                           AS bytes_before
+                FROM (SELECT e.* FROM task_event e
+                      WHERE e.queue = :queue AND e.id > :after AND e.id <= :upTo
+                        AND (cardinality(:names::text[]) = 0 OR e.name = ANY(:names::text[]))
+                      ORDER BY e.id
+                      LIMIT :limit) p
+            ) page
+            WHERE bytes_before = 0 OR bytes_before < :maxBytes
+            ORDER BY id
             """;
 
     /** One task's events after :after, in id order, a page at a time. */
     static final String OF_TASK = """
-            SELECT * FROM task_event WHERE task_id = :taskId AND id > :after ORDER BY id LIMIT :limit
+            SELECT * FROM (
+                SELECT p.*, count(*) OVER () AS page_rows,
+                       sum(coalesce(p.detail_bytes, 0) + 100) OVER (ORDER BY p.id) - coalesce(p.detail_bytes, 0) - 100
+                           AS bytes_before
+                FROM (SELECT e.* FROM task_event e
+                      WHERE e.task_id = :taskId AND e.id > :after
+                      ORDER BY e.id
+                      LIMIT :limit) p
+            ) page
+            WHERE bytes_before = 0 OR bytes_before < :maxBytes
+            ORDER BY id
             """;
 
     /** The id of a task's last event, or null. */

@@ -17,7 +17,7 @@ import java.util.Set;
  * @param detail JSON object text with the name's own fields
  */
 public record TaskEvent(long id, long taskId, String queue, String taskType, String name, String state, int attempt,
-                        Instant at, String detail) implements StreamItem {
+                        Instant at, String detail) {
 
     private static final Set<String> TERMINAL = Set.of("succeeded", "failed", "cancelled");
 

@@ -15,7 +15,7 @@ import reactor.core.publisher.Mono;
 
 /**
  * Deletes terminal tasks that finished more than {@code TASKLANE_RETENTION} ago, with their
- * events, every {@code tasklane.maintenance.retention-interval}. Small batches, each its own
+ * events (and the events of deleted tasks as old), every {@code tasklane.maintenance.retention-interval}. Small batches, each its own
  * short transaction, so that no lock is held for long and a big backlog of finished rows is
  * worked off without one statement that runs for minutes. Every replica runs it; SKIP LOCKED
  * keeps them apart.
@@ -47,13 +47,20 @@ final class Retention extends PeriodicJob {
         });
     }
 
-    /** Prunes until nothing old enough is left; emits how many tasks it deleted. */
+    /**
+     * Prunes until nothing old enough is left: finished tasks with their events, then the events
+     * of deleted tasks; emits how many tasks it pruned.
+     */
     Mono<Long> pruneAll() {
         return Mono.defer(() -> {
             Instant before = clock.instant().minus(retention);
-            return store.pruneFinished(before, BATCH)
+            Mono<Long> tasks = store.pruneFinished(before, BATCH)
                     .expand(pruned -> pruned < BATCH ? Mono.empty() : store.pruneFinished(before, BATCH))
                     .reduce(0L, Long::sum);
+            Mono<Long> deleted = store.pruneTombstones(before, BATCH)
+                    .expand(pruned -> pruned < BATCH ? Mono.empty() : store.pruneTombstones(before, BATCH))
+                    .reduce(0L, Long::sum);
+            return tasks.zipWith(deleted, Long::sum);
         });
     }
 }

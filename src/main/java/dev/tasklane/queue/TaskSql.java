@@ -67,25 +67,73 @@ final class TaskSql {
     /** One task by id. Locks nothing. */
     static final String FIND_BY_ID = "SELECT * FROM task WHERE id = :id";
 
-    /** Newest first; the filter conditions are appended as {@code AND ...} in {@link TaskStore}. */
-    static final String LIST_PREFIX = "SELECT * FROM task WHERE true";
+    /**
+     * A page of tasks, newest first, bounded twice: by :limit rows and by :maxBytes of payloads and
+     * results as JSON text (a page ends before the row that would pass the budget, but holds at
+     * least one); {@code page_rows} says how many rows the page had before that cut. The filter
+     * conditions go between the prefix and the suffix as {@code AND ...} (see {@link TaskStore}).
+     */
+    static final String LIST_PREFIX = """
+            SELECT * FROM (
+                SELECT p.*, count(*) OVER () AS page_rows, sum(p.row_bytes) OVER (ORDER BY p.id DESC) - p.row_bytes
+                           AS bytes_before
+                FROM (SELECT t.*, coalesce(octet_length(t.payload::text), 0) + coalesce(octet_length(t.result::text), 0)
+                                  + 500 AS row_bytes
+                      FROM task t
+                      WHERE true""";
 
-    static final String LIST_SUFFIX = " ORDER BY id DESC LIMIT :limit";
+    static final String LIST_SUFFIX = """
+
+                      ORDER BY t.id DESC
+                      LIMIT :limit) p
+            ) page
+            WHERE bytes_before = 0 OR bytes_before < :maxBytes
+            ORDER BY id DESC
+            """;
 
     /**
-     * Deletes a terminal task and its events; returns its id, or nothing when the task is missing
-     * or not terminal. Locks the task row.
+     * Deletes a terminal task, leaving a tombstone with its finish time: its events stay until
+     * retention prunes them (see V008), so that no stream misses them. Returns its id, or nothing
+     * when the task is missing or not terminal. Locks the task row.
      */
     static final String DELETE_TERMINAL = """
             WITH deleted AS (
                 DELETE FROM task
                 WHERE id = :id AND state IN ('succeeded', 'failed', 'cancelled')
-                RETURNING id
+                RETURNING id, finished_at
             ),
-            events AS (
-                DELETE FROM task_event e USING deleted d WHERE e.task_id = d.id
+            tombstone AS (
+                INSERT INTO task_tombstone (task_id, finished_at)
+                SELECT id, coalesce(finished_at, now()) FROM deleted
+                ON CONFLICT (task_id) DO NOTHING
             )
             SELECT id FROM deleted
+            """;
+
+    /**
+     * Retention of deleted tasks: deletes the events of up to :limit tombstones whose task
+     * finished before :before, and the tombstones, and raises the event log's pruned-through mark
+     * in the same transaction, as {@link #PRUNE_FINISHED} does for tasks.
+     */
+    static final String PRUNE_TOMBSTONES = """
+            WITH doomed AS (
+                SELECT task_id FROM task_tombstone
+                WHERE finished_at < :before
+                ORDER BY finished_at
+                LIMIT :limit
+                FOR UPDATE SKIP LOCKED
+            ),
+            events AS (
+                DELETE FROM task_event e USING doomed d WHERE e.task_id = d.task_id RETURNING e.id
+            ),
+            tombstones AS (
+                DELETE FROM task_tombstone t USING doomed d WHERE t.task_id = d.task_id RETURNING t.task_id
+            ),
+            marked AS (
+                UPDATE event_retention SET pruned_through = greatest(pruned_through, (SELECT max(id) FROM events))
+                WHERE EXISTS (SELECT 1 FROM events)
+            )
+            SELECT count(*) AS pruned FROM tombstones
             """;
 
     /**

@@ -51,6 +51,9 @@ public class TaskStore {
      */
     private static final int SINGLE_ENQUEUES_IN_FLIGHT = 2;
 
+    /** About how many bytes of payloads and results one page of the task list may hold. */
+    static final int PAGE_BYTES = 4 * 1024 * 1024;
+
     private final DatabaseClient db;
     private final TaskChanges changes;
     private final Batcher<Single, Attempt> singles;
@@ -231,7 +234,10 @@ public class TaskStore {
                 .switchIfEmpty(Mono.error(() -> new TaskNotFoundException(id)));
     }
 
-    /** A page of tasks, newest first; asks for one row more than the page to know if more exist. */
+    /**
+     * A page of tasks, newest first; asks for one row more than the page to know if more exist.
+     * The page also ends where its payloads and results reach {@link #PAGE_BYTES}.
+     */
     public Mono<TaskPage> list(TaskFilter filter) {
         StringBuilder sql = new StringBuilder(TaskSql.LIST_PREFIX);
         Map<String, Object> binds = new HashMap<>();
@@ -253,13 +259,21 @@ public class TaskStore {
         }
         sql.append(TaskSql.LIST_SUFFIX);
         binds.put("limit", filter.limit() + 1);
-        return db.sql(sql.toString()).bindValues(binds).map(TaskStore::toTask).all().collectList()
-                .map(rows -> rows.size() > filter.limit()
-                        ? new TaskPage(rows.subList(0, filter.limit()), rows.get(filter.limit() - 1).id())
-                        : new TaskPage(rows, null));
+        binds.put("maxBytes", PAGE_BYTES);
+        return db.sql(sql.toString()).bindValues(binds)
+                .map(row -> Map.entry(toTask(row), Objects.requireNonNull(row.get("page_rows", Long.class))))
+                .all().collectList()
+                .map(rows -> {
+                    List<Task> tasks = rows.stream().map(Map.Entry::getKey).toList();
+                    boolean cutByBytes = !rows.isEmpty() && rows.size() < rows.get(0).getValue();
+                    if (tasks.size() > filter.limit()) {
+                        return new TaskPage(tasks.subList(0, filter.limit()), tasks.get(filter.limit() - 1).id());
+                    }
+                    return cutByBytes ? new TaskPage(tasks, tasks.get(tasks.size() - 1).id()) : new TaskPage(tasks, null);
+                });
     }
 
-    /** Deletes a terminal task and its events. */
+    /** Deletes a terminal task; its events stay until retention prunes them. */
     public Mono<Void> delete(long id) {
         return db.sql(TaskSql.DELETE_TERMINAL).bind("id", id).map(row -> row.get("id", Long.class)).one()
                 .switchIfEmpty(Mono.defer(() -> explainRefusal(id, "deleted")))
@@ -446,6 +460,13 @@ public class TaskStore {
     /** Deletes up to {@code limit} terminal tasks finished before {@code before}, with their events; emits how many. */
     public Mono<Long> pruneFinished(Instant before, int limit) {
         return db.sql(TaskSql.PRUNE_FINISHED).bind("before", before).bind("limit", limit)
+                .map(row -> Objects.requireNonNull(row.get("pruned", Long.class)))
+                .one();
+    }
+
+    /** Deletes the events of up to {@code limit} deleted tasks that finished before {@code before}; emits how many. */
+    public Mono<Long> pruneTombstones(Instant before, int limit) {
+        return db.sql(TaskSql.PRUNE_TOMBSTONES).bind("before", before).bind("limit", limit)
                 .map(row -> Objects.requireNonNull(row.get("pruned", Long.class)))
                 .one();
     }

@@ -2,18 +2,14 @@ package dev.tasklane.queue;
 
 import java.time.Duration;
 import java.time.Instant;
-import java.util.LinkedHashSet;
-import java.util.List;
-import java.util.Set;
+import java.time.temporal.ChronoUnit;
 
-import dev.tasklane.events.Notification;
-import dev.tasklane.events.NotificationListener;
-import dev.tasklane.support.Batcher;
+import dev.tasklane.notify.Channel;
+import dev.tasklane.notify.Notifier;
 import dev.tasklane.support.SerializedSink;
 import org.jspecify.annotations.Nullable;
 import org.springframework.stereotype.Component;
 import reactor.core.publisher.Flux;
-import reactor.core.publisher.Mono;
 
 /**
  * Tells whoever waits on a queue (pipelines, long polls) that tasks became due there or will at
@@ -24,8 +20,7 @@ import reactor.core.publisher.Mono;
 public final class Wakeups {
 
     private final SerializedSink<Wakeup> local = new SerializedSink<>();
-    private final NotificationListener listener;
-    private final Batcher<Wakeup, Void> notifier;
+    private final Notifier notifier;
 
     /**
      * Tasks on a queue are due from {@code dueAt} on.
@@ -35,8 +30,14 @@ public final class Wakeups {
      */
     public record Wakeup(String queue, @Nullable Instant dueAt) {
 
+        /**
+         * {@code queue}, or {@code queue@epochMicros}: the due time as precise as the database
+         * keeps it. Cut to milliseconds it came early, and a claim sent at that time found the
+         * task not yet due.
+         */
         String payload() {
-            return dueAt == null ? queue : queue + "@" + dueAt.toEpochMilli();
+            return dueAt == null ? queue
+                    : queue + "@" + (dueAt.getEpochSecond() * 1_000_000 + dueAt.getNano() / 1000);
         }
 
         static Wakeup parse(String payload) {
@@ -45,7 +46,8 @@ public final class Wakeups {
                 return new Wakeup(payload, null);
             }
             try {
-                return new Wakeup(payload.substring(0, at), Instant.ofEpochMilli(Long.parseLong(payload.substring(at + 1))));
+                long micros = Long.parseLong(payload.substring(at + 1));
+                return new Wakeup(payload.substring(0, at), Instant.EPOCH.plus(micros, ChronoUnit.MICROS));
             } catch (NumberFormatException e) {
                 return new Wakeup(payload, null);
             }
@@ -61,10 +63,8 @@ public final class Wakeups {
         }
     }
 
-    Wakeups(NotificationListener listener) {
-        this.listener = listener;
-        // One NOTIFY transaction at a time per replica; wake-ups raised meanwhile share the next.
-        this.notifier = Batcher.ofWrites("notify", 1000, 1, this::sendDistinct);
+    Wakeups(Notifier notifier) {
+        this.notifier = notifier;
     }
 
     /**
@@ -74,7 +74,7 @@ public final class Wakeups {
     public void wake(String queue, @Nullable Instant dueAt) {
         Wakeup wakeup = new Wakeup(queue, dueAt);
         local.emit(wakeup);
-        notifier.offer(wakeup);
+        notifier.notify(Channel.WAKE, wakeup.payload());
     }
 
     /** The wake-ups of one queue, raised on any replica. */
@@ -84,19 +84,12 @@ public final class Wakeups {
 
     /** Every wake-up, raised on any replica. */
     public Flux<Wakeup> all() {
-        Flux<Wakeup> remote = listener.notifications(NotificationListener.WAKE_CHANNEL)
-                .map(Notification::payload).map(Wakeup::parse);
+        Flux<Wakeup> remote = notifier.notifications(Channel.WAKE).map(Wakeup::parse);
         return Flux.merge(local.asFlux(), remote);
     }
 
     /** Emits when notifications may have been lost (the LISTEN connection came back). */
     public Flux<Boolean> missedWakeups() {
-        return listener.connected();
-    }
-
-    private Mono<Void> sendDistinct(List<Wakeup> wakeups) {
-        Set<String> payloads = new LinkedHashSet<>();
-        wakeups.forEach(w -> payloads.add(w.payload()));
-        return listener.send(NotificationListener.WAKE_CHANNEL, List.copyOf(payloads));
+        return notifier.reconnected();
     }
 }

@@ -10,7 +10,8 @@ import java.util.UUID;
 import java.util.stream.Collectors;
 
 import dev.tasklane.config.TasklaneProperties;
-import dev.tasklane.events.NotificationListener;
+import dev.tasklane.notify.Channel;
+import dev.tasklane.notify.Notifier;
 import dev.tasklane.queue.ClaimHandoff;
 import dev.tasklane.queue.LeaseKey;
 import dev.tasklane.queue.Task;
@@ -48,7 +49,7 @@ public class Workers implements SmartLifecycle {
     private final TaskStore store;
     private final TaskStore workerStore;
     private final ClaimHandoff handoff;
-    private final NotificationListener listener;
+    private final Notifier notifier;
     private final LeaseKeeper keeper;
     private final List<QueueWorker> queues;
     private final ReplicaRegistration registration;
@@ -60,13 +61,13 @@ public class Workers implements SmartLifecycle {
     private volatile boolean started;
 
     Workers(TasklaneProperties properties, TaskStore store, ClaimHandoff handoff, HandlerRegistry handlers,
-            Wakeups wakeups, WorkerRegistry registry, NotificationListener listener, JsonMapper json,
+            Wakeups wakeups, WorkerRegistry registry, Notifier notifier, JsonMapper json,
             @Value("${spring.lifecycle.timeout-per-shutdown-phase:30s}") Duration shutdownPhase) {
         this.workerId = replicaId();
         this.store = store;
         this.workerStore = store.onWorkerPool();
         this.handoff = handoff;
-        this.listener = listener;
+        this.notifier = notifier;
         Duration lease = properties.worker().lease();
         this.keeper = new LeaseKeeper((leases, duration) -> workerStore.renewLeases(workerId, leases, duration),
                 lease, Schedulers.parallel());
@@ -109,7 +110,7 @@ public class Workers implements SmartLifecycle {
                 keeper.stop(lease, Attempt.Stop.CANCELLED);
                 return Mono.just(cancelled.task());
             }
-            return listener.send(NotificationListener.CANCEL_CHANNEL, List.of(taskId + ":" + lease.leaseId()))
+            return notifier.send(Channel.CANCEL, List.of(taskId + ":" + lease.leaseId()))
                     .thenReturn(cancelled.task());
         });
     }
@@ -124,8 +125,8 @@ public class Workers implements SmartLifecycle {
         draining = Sinks.empty();
         keeper.start();
         queues.forEach(QueueWorker::start);
-        cancels = listener.notifications(NotificationListener.CANCEL_CHANNEL)
-                .subscribe(n -> parseLease(n.payload()).ifPresent(lease -> keeper.stop(lease, Attempt.Stop.CANCELLED)));
+        cancels = notifier.notifications(Channel.CANCEL)
+                .subscribe(payload -> parseLease(payload).ifPresent(lease -> keeper.stop(lease, Attempt.Stop.CANCELLED)));
         registration.start();
         started = true;
         if (!queues.isEmpty()) {

@@ -15,9 +15,9 @@ import org.springframework.web.util.UriUtils;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Throws random and mangled requests at every call of this part of the API and demands that
- * none of them gets a 5xx. The seed is printed with any failure, so a finding can be replayed
- * with {@code -Dfuzz.seed=N}.
+ * Throws random and mangled requests at the API (bodies, paths, methods, headers) and demands
+ * that none of them gets a 5xx, and that every error is a problem with status, title and detail.
+ * The seed is printed with any failure, so a finding can be replayed with {@code -Dfuzz.seed=N}.
  */
 final class RequestFuzzIntegrationTests extends IntegrationTest {
 
@@ -39,14 +39,19 @@ final class RequestFuzzIntegrationTests extends IntegrationTest {
         for (int i = 0; i < REQUESTS && failures.size() < 5; i++) {
             Request request = request(random);
             try {
-                int status = api().mutate().responseTimeout(java.time.Duration.ofSeconds(10)).build()
+                var result = api().mutate().responseTimeout(java.time.Duration.ofSeconds(10)).build()
                         .method(request.method()).uri(URI.create("http://127.0.0.1:" + port + request.uri()))
                         .header("Content-Type", request.contentType())
+                        .header("Accept", request.accept())
                         .bodyValue(request.body().getBytes(StandardCharsets.UTF_8))
                         .exchange()
-                        .expectBody().returnResult().getStatus().value();
+                        .expectBody().returnResult();
+                int status = result.getStatus().value();
                 if (status >= 500) {
                     failures.add(status + " for " + request);
+                } else if (status >= 400 && request.method() != HttpMethod.HEAD && !isProblem(result.getResponseBody(),
+                        result.getResponseHeaders().getContentType(), status)) {
+                    failures.add(status + " without a problem body for " + request);
                 }
             } catch (RuntimeException e) {
                 failures.add("no answer (" + e.getMessage() + ") for " + request);
@@ -55,17 +60,51 @@ final class RequestFuzzIntegrationTests extends IntegrationTest {
         assertThat(failures).as("seed %d", seed).isEmpty();
     }
 
-    record Request(HttpMethod method, String uri, String contentType, String body) {
+    private static boolean isProblem(byte[] body, org.springframework.http.MediaType type, int status) {
+        if (type == null || !type.isCompatibleWith(org.springframework.http.MediaType.APPLICATION_PROBLEM_JSON)
+                || body == null) {
+            return false;
+        }
+        tools.jackson.databind.JsonNode problem = tools.jackson.databind.json.JsonMapper.builder().build().readTree(body);
+        return problem.path("status").asInt() == status && !problem.path("title").asString("").isBlank()
+                && !problem.path("detail").asString("").isBlank();
+    }
+
+    record Request(HttpMethod method, String uri, String contentType, String accept, String body) {
+
+        Request(HttpMethod method, String uri, String contentType, String body) {
+            this(method, uri, contentType, "application/json", body);
+        }
 
         @Override
         public String toString() {
-            return method + " " + uri + " [" + contentType + "] "
+            return method + " " + uri + " [" + contentType + "; accept " + accept + "] "
                     + (body.length() > 300 ? body.substring(0, 300) + "..." : body);
         }
     }
 
+    private static final HttpMethod[] METHODS = {HttpMethod.GET, HttpMethod.POST, HttpMethod.PUT, HttpMethod.PATCH,
+            HttpMethod.DELETE, HttpMethod.HEAD, HttpMethod.OPTIONS};
+    private static final String[] PATHS = {"/api/v1/tasks", "/api/v1/tasks/1", "/api/v1/tasks/1/cancel",
+            "/api/v1/tasks/1/events", "/api/v1/queues", "/api/v1/queues/q/tasks", "/api/v1/queues/q/claims",
+            "/api/v1/queues/q/pause", "/api/v1/workers", "/api/v1/events", "/api/v1/nope", "/api/v2/tasks",
+            "/api/v1/tasks/%2e%2e/x", "/api/v1/queues/a%2Fb/tasks", "/api/v1/tasks/%E9", "/api/v1//tasks",
+            "/api/v1/tasks/1/%00", "/api/v1/tasks/1;x=y"};
+    private static final String[] ACCEPTS = {"application/json", "*/*", "text/csv", "application/xml",
+            "text/event-stream", "application/problem+json", "image/png;q=0.1", "garbage/"};
+
     private static Request request(Random random) {
         String queue = random.nextInt(4) == 0 ? encode(randomString(random, 70)) : "fuzz";
+        if (random.nextInt(4) == 0) { // paths, methods and headers, with bodies that may not fit them
+            String path = random.nextBoolean() ? PATHS[random.nextInt(PATHS.length)]
+                    : "/api/v1/" + encode(randomString(random, 20)) + "/" + encode(randomScalar(random));
+            String body = random.nextBoolean() ? randomTask(random) : "";
+            HttpMethod method = METHODS[random.nextInt(METHODS.length)];
+            if (method == HttpMethod.GET && path.endsWith("events")) {
+                method = HttpMethod.POST; // a stream that opens never ends: it has tests of its own
+            }
+            return new Request(method, path, contentType(random), ACCEPTS[random.nextInt(ACCEPTS.length)], body);
+        }
         return switch (random.nextInt(6)) {
             case 0, 1 -> new Request(HttpMethod.POST, "/api/v1/queues/" + queue + "/tasks", contentType(random),
                     mangle(random, randomTask(random)));

@@ -153,6 +153,23 @@ final class TaskApiIntegrationTests extends IntegrationTest {
     }
 
     @Test
+    void aPageOfLargeTasksEndsAtAboutFourMebibytesAndTheCursorGoesOnFromThere() {
+        String queue = TaskFixtures.uniqueQueue("list-bytes");
+        String task = "{\"type\": \"t\", \"payload\": {\"blob\": \"" + "p".repeat(200 * 1024) + "\"}}";
+        api().post().uri("/api/v1/queues/" + queue + "/tasks/batch").contentType(MediaType.APPLICATION_JSON)
+                .bodyValue("{\"tasks\": [" + String.join(",", java.util.Collections.nCopies(30, task)) + "]}")
+                .exchange().expectStatus().isCreated().expectBody();
+        Page first = page("/api/v1/tasks?queue=" + queue + "&limit=500");
+        assertThat(first.ids()).hasSizeBetween(15, 21); // 4 MiB of 200 KiB payloads
+        assertThat(first.next()).isNotNull();
+        Page rest = page("/api/v1/tasks?queue=" + queue + "&limit=500&before=" + first.next());
+        assertThat(rest.next()).isNull();
+        List<Long> all = new java.util.ArrayList<>(first.ids());
+        all.addAll(rest.ids());
+        assertThat(all).hasSize(30).doesNotHaveDuplicates().isSortedAccordingTo(java.util.Comparator.reverseOrder());
+    }
+
+    @Test
     void listFiltersByStateAndType() throws SQLException {
         String queue = TaskFixtures.uniqueQueue("filter");
         long noop = enqueue(queue, "{\"type\": \"noop\"}");
@@ -179,12 +196,15 @@ final class TaskApiIntegrationTests extends IntegrationTest {
     }
 
     @Test
-    void deletingATerminalTaskAnswers204AndRemovesItAndItsEvents() throws SQLException {
+    void deletingATerminalTaskAnswers204AndRemovesItButLeavesItsEventsToRetention() throws SQLException {
         long id = enqueue(TaskFixtures.uniqueQueue("delete"), "{\"type\": \"noop\"}");
         finish(id, "cancelled");
         api().delete().uri("/api/v1/tasks/" + id).exchange().expectStatus().isNoContent().expectBody();
         api().get().uri("/api/v1/tasks/" + id).exchange().expectStatus().isNotFound().expectBody();
-        assertThat(query("SELECT id::text FROM task_event WHERE task_id = ?", id)).isEmpty();
+        api().get().uri("/api/v1/tasks/" + id + "/events").exchange().expectStatus().isNotFound().expectBody();
+        assertThat(query("SELECT name FROM task_event WHERE task_id = ? ORDER BY id", id)).containsExactly("queued");
+        assertThat(query("SELECT task_id::text FROM task_tombstone WHERE task_id = ?", id)).containsExactly(
+                Long.toString(id));
         api().delete().uri("/api/v1/tasks/" + id).exchange().expectStatus().isNotFound().expectBody();
     }
 

@@ -30,6 +30,11 @@ final class TasklanePropertiesBindingTests {
         assertThat(properties.maxRequestBytes()).isEqualTo(16777216);
         assertThat(properties.http().allowedHosts()).isEmpty();
         assertThat(properties.listenUrl()).isNull();
+        assertThat(properties.taskTimeout()).isEqualTo(Duration.ofHours(2));
+        assertThat(properties.database().statementTimeout()).isEqualTo(Duration.ofSeconds(30));
+        assertThat(properties.database().workerPoolSize()).isEqualTo(6);
+        assertThat(properties.sse().maxSubscribers()).isEqualTo(10_000);
+        assertThat(properties.api().requestTimeout()).isEqualTo(Duration.ofSeconds(30));
     }
 
     @Test
@@ -45,7 +50,12 @@ final class TasklanePropertiesBindingTests {
                 Map.entry("TASKLANE_MAX_PAYLOAD_BYTES", "1024"),
                 Map.entry("TASKLANE_MAX_REQUEST_BYTES", "2048"),
                 Map.entry("TASKLANE_HTTP_ALLOWED_HOSTS", "10.0.0.0/8,internal.example"),
-                Map.entry("TASKLANE_LISTEN_URL", "r2dbc:postgresql://db:5432/tasklane")));
+                Map.entry("TASKLANE_LISTEN_URL", "r2dbc:postgresql://db:5432/tasklane"),
+                Map.entry("TASKLANE_TASK_TIMEOUT", "90m"),
+                Map.entry("TASKLANE_DATABASE_STATEMENT_TIMEOUT", "5s"),
+                Map.entry("TASKLANE_DATABASE_WORKER_POOL_SIZE", "3"),
+                Map.entry("TASKLANE_SSE_MAX_SUBSCRIBERS", "500"),
+                Map.entry("TASKLANE_API_REQUEST_TIMEOUT", "10s")));
         assertThat(properties.api().tokens()).containsExactly("alpha", "beta");
         assertThat(properties.worker().queues()).containsExactly("default:4", "emails:2");
         assertThat(properties.worker().lease()).isEqualTo(Duration.ofSeconds(45));
@@ -57,6 +67,17 @@ final class TasklanePropertiesBindingTests {
         assertThat(properties.maxRequestBytes()).isEqualTo(2048);
         assertThat(properties.http().allowedHosts()).containsExactly("10.0.0.0/8", "internal.example");
         assertThat(properties.listenUrl()).isEqualTo("r2dbc:postgresql://db:5432/tasklane");
+        assertThat(properties.taskTimeout()).isEqualTo(Duration.ofMinutes(90));
+        assertThat(properties.database().statementTimeout()).isEqualTo(Duration.ofSeconds(5));
+        assertThat(properties.database().workerPoolSize()).isEqualTo(3);
+        assertThat(properties.sse().maxSubscribers()).isEqualTo(500);
+        assertThat(properties.api().requestTimeout()).isEqualTo(Duration.ofSeconds(10));
+    }
+
+    @Test
+    void aTaskTimeoutOutsideOneSecondToSevenDaysStopsTheStart() {
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> bind(Map.of("TASKLANE_TASK_TIMEOUT", "8d")))
+                .hasStackTraceContaining("TASKLANE_TASK_TIMEOUT");
     }
 
     @Test

@@ -133,8 +133,8 @@ final class EventReplicaIntegrationTests {
                         .isEqualTo(STALLED + 1);
 
                 // Each stalled subscriber was offered every event. What it neither took nor had
-                // dropped is what it holds in memory: at most its live buffer and the operators'
-                // prefetch in front of the socket.
+                // dropped is what it holds in memory: at most its live buffer's bytes (every frame
+                // here is over 200 bytes) and the operators' prefetch in front of the socket.
                 List<Long> published = Sql.column("SELECT id FROM task_event WHERE id > ? ORDER BY id", before)
                         .stream().map(Long::parseLong).toList();
                 double sentToStalled = meters.get("tasklane.sse.events.sent").counter().count() - 15000;
@@ -142,7 +142,7 @@ final class EventReplicaIntegrationTests {
                 double held = (double) STALLED * published.size() - sentToStalled - dropped;
                 assertThat(dropped).as("live events dropped for stalled subscribers").isPositive();
                 assertThat(held).as("live events held for %d stalled subscribers", STALLED)
-                        .isLessThanOrEqualTo(STALLED * (EventStreams.LIVE_BUFFER + 512.0));
+                        .isLessThanOrEqualTo(STALLED * (EventStreams.LIVE_BUFFER_BYTES / 200.0 + 512.0));
 
                 // One of them reads again: everything, in order, once (from its buffer, then the table).
                 // (its stream began at its own subscription, so it may also hold a few earlier events)

@@ -76,6 +76,29 @@ final class RetentionIntegrationTests extends IntegrationTest {
         assertThat(Sql.column("SELECT count(*) FROM task_event WHERE queue = ?", queue)).containsExactly("0");
     }
 
+    @Test
+    void theEventsOfADeletedTaskStayUntilRetentionPrunesThemAndSaysSo() {
+        String queue = TaskFixtures.uniqueQueue("retention-deleted");
+        Tasks tasks = new Tasks(api());
+        long recent = tasks.enqueue(queue, "{\"type\": \"noop\"}").get("id").longValue();
+        long old = tasks.enqueue(queue, "{\"type\": \"noop\"}").get("id").longValue();
+        for (long id : List.of(recent, old)) {
+            tasks.post("/api/v1/tasks/" + id + "/cancel", 200);
+            api().delete().uri("/api/v1/tasks/" + id).exchange().expectStatus().isNoContent().expectBody();
+        }
+        Sql.update("UPDATE task_tombstone SET finished_at = now() - interval '8 days' WHERE task_id = ?", old);
+        long oldestEvent = Long.parseLong(Sql.column("SELECT max(id) FROM task_event WHERE task_id = ?", old).get(0));
+
+        new Retention(store, properties).pruneAll().block(Duration.ofSeconds(30));
+
+        assertThat(Sql.column("SELECT DISTINCT task_id::text FROM task_event WHERE queue = ?", queue))
+                .containsExactly(Long.toString(recent));
+        assertThat(Sql.column("SELECT task_id::text FROM task_tombstone WHERE task_id IN (?, ?)", recent, old))
+                .containsExactly(Long.toString(recent));
+        assertThat(Long.parseLong(Sql.column("SELECT pruned_through FROM event_retention").get(0)))
+                .isGreaterThanOrEqualTo(oldestEvent);
+    }
+
     private static void finish(long id, String state, String ago) {
         Sql.update("UPDATE task SET state = ?, finished_at = now() - CAST(? AS interval) WHERE id = ?", state, ago, id);
     }

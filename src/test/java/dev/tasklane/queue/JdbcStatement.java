@@ -22,7 +22,7 @@ public record JdbcStatement(String sql, List<String> names) {
     // A named parameter; not the ':' of a cast ('::') nor of a time format ('HH24:MI').
     private static final Pattern NAMED = Pattern.compile("(?<![:A-Za-z0-9]):([a-z][A-Za-z]*)\\b");
 
-    static JdbcStatement of(String namedSql) {
+    public static JdbcStatement of(String namedSql) {
         List<String> names = new ArrayList<>();
         Matcher matcher = NAMED.matcher(namedSql);
         StringBuilder sql = new StringBuilder();
@@ -35,7 +35,7 @@ public record JdbcStatement(String sql, List<String> names) {
     }
 
     /** Prepares the statement on {@code connection} with the values of its parameters. */
-    PreparedStatement prepare(Connection connection, Map<String, ?> values) throws SQLException {
+    public PreparedStatement prepare(Connection connection, Map<String, ?> values) throws SQLException {
         PreparedStatement statement = connection.prepareStatement(sql);
         for (int i = 0; i < names.size(); i++) {
             if (!values.containsKey(names.get(i))) {

@@ -23,6 +23,9 @@ public final class TcpProxy implements AutoCloseable {
     private final List<Socket> open = new CopyOnWriteArrayList<>();
     private volatile boolean cut;
     private volatile boolean stalled;
+    // Connections opened before this generation stall (see stallOpen); new ones flow.
+    private volatile long stalledBefore = -1;
+    private final java.util.concurrent.atomic.AtomicLong nextGeneration = new java.util.concurrent.atomic.AtomicLong();
 
     public TcpProxy(String targetHost, int targetPort) throws IOException {
         this.targetHost = targetHost;
@@ -49,9 +52,18 @@ public final class TcpProxy implements AutoCloseable {
         stalled = true;
     }
 
+    /**
+     * Stops forwarding on the connections open now, keeping them open, while new connections flow:
+     * a half-open socket (a dropped NAT entry, a peer gone without a word) that a reconnect fixes.
+     */
+    public void stallOpen() {
+        stalledBefore = nextGeneration.get();
+    }
+
     public void restore() {
         cut = false;
         stalled = false;
+        stalledBefore = -1;
     }
 
     private void accept() {
@@ -65,20 +77,21 @@ public final class TcpProxy implements AutoCloseable {
                 Socket upstream = new Socket(targetHost, targetPort);
                 open.add(client);
                 open.add(upstream);
-                pump(client, upstream);
-                pump(upstream, client);
+                long connection = nextGeneration.getAndIncrement();
+                pump(client, upstream, connection);
+                pump(upstream, client, connection);
             } catch (IOException e) {
                 // closed, or the target refused: the client sees its connection fail
             }
         }
     }
 
-    private void pump(Socket from, Socket to) {
+    private void pump(Socket from, Socket to, long connection) {
         Thread thread = new Thread(() -> {
             byte[] buffer = new byte[16384];
             try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
                 for (int n; (n = in.read(buffer)) >= 0; ) {
-                    while (stalled && !cut) {
+                    while ((stalled || connection < stalledBefore) && !cut) {
                         Thread.sleep(5); // what was read waits here, as in a stalled network
                     }
                     out.write(buffer, 0, n);

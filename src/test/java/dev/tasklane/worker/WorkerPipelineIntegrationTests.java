@@ -188,17 +188,19 @@ final class WorkerPipelineIntegrationTests extends WorkerIntegrationTest {
     }
 
     @Test
-    void aDelayedTaskOnAnIdleQueueStartsWithinFiftyMillisecondsOfItsRunAt() {
+    void aDelayedTaskOnAnIdleQueueStartsAtItsRunAtNotAtThePoll() {
         // Inserted behind the service's back: no wake-up announces it, only the database knows.
         long hidden = Long.parseLong(Sql.column("INSERT INTO task (queue, type, run_at) VALUES ('wk-due', 'noop',"
                 + " now() + interval '1500 milliseconds') RETURNING id").get(0));
         long now = tasks.enqueue("wk-due", "{\"type\": \"noop\"}").get("id").longValue();
         long announced = tasks.enqueue("wk-due", "{\"type\": \"noop\", \"delaySeconds\": 1}").get("id").longValue();
         tasks.awaitState(now, "succeeded", PATIENCE);
+        // The safety poll here is 10 s: only the timer set to the next due time starts them on time.
+        // (It takes milliseconds; the bound is generous for a test JVM busy with other contexts.)
         for (long id : List.of(hidden, announced)) {
             JsonNode done = tasks.awaitState(id, "succeeded", PATIENCE);
             assertThat(Duration.between(Tasks.time(done, "runAt"), Tasks.time(done, "startedAt")))
-                    .isBetween(Duration.ZERO, Duration.ofMillis(50));
+                    .isBetween(Duration.ZERO, Duration.ofMillis(300));
         }
     }
 

@@ -1,4 +1,4 @@
-package dev.tasklane.api;
+package dev.tasklane.support;
 
 import java.time.Instant;
 import java.time.ZoneOffset;
@@ -7,7 +7,7 @@ import java.time.format.DateTimeFormatter;
 import org.jspecify.annotations.Nullable;
 
 /** Timestamps on the wire: ISO-8601 UTC with the six fractional digits the database stores. */
-final class WireTime {
+public final class WireTime {
 
     private static final DateTimeFormatter MICROS =
             DateTimeFormatter.ofPattern("uuuu-MM-dd'T'HH:mm:ss.SSSSSS'Z'").withZone(ZoneOffset.UTC);
@@ -15,7 +15,7 @@ final class WireTime {
     private WireTime() {
     }
 
-    static @Nullable String format(@Nullable Instant instant) {
+    public static @Nullable String format(@Nullable Instant instant) {
         return instant == null ? null : MICROS.format(instant);
     }
 }

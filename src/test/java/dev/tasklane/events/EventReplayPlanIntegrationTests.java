@@ -1,0 +1,83 @@
+package dev.tasklane.events;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import dev.tasklane.queue.JdbcStatement;
+import dev.tasklane.testsupport.Sql;
+import dev.tasklane.testsupport.TaskFixtures;
+import dev.tasklane.testsupport.TestDatabase;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Replays filter in SQL: a stream of one queue resumed from the start of the log reads that
+ * queue's events through its index, not every event; pages stop at their byte budget.
+ */
+final class EventReplayPlanIntegrationTests {
+
+    @Test
+    void aQueuesReplayReadsOnlyThatQueuesEvents() throws Exception {
+        String mine = TaskFixtures.uniqueQueue("replay-mine");
+        String others = TaskFixtures.uniqueQueue("replay-others");
+        insertEvents(others, 20_000);
+        insertEvents(mine, 10);
+        Sql.update("ANALYZE task_event");
+        List<String> plan = explain(EventSql.RANGE_OF_QUEUE, Map.of("queue", mine, "after", 0L, "upTo", Long.MAX_VALUE,
+                "names", new String[0], "limit", 500, "maxBytes", 256 * 1024));
+        String text = String.join("\n", plan);
+        assertThat(text).contains("task_event_queue_idx").doesNotContain("Seq Scan");
+        assertThat(text).containsPattern("Index Scan using task_event_queue_idx on task_event e \\(actual time=[0-9.]+ rows=10 loops=1");
+    }
+
+    @Test
+    void aPageEndsAtItsByteBudgetButHoldsAtLeastOneEvent() throws Exception {
+        String queue = TaskFixtures.uniqueQueue("replay-bytes");
+        Sql.update("INSERT INTO task_event (task_id, queue, task_type, name, state, attempt, detail)"
+                + " SELECT 0, ?, 't', 'succeeded', 'succeeded', 1, jsonb_build_object('result', repeat('x', 100000))"
+                + " FROM generate_series(1, 5)", queue);
+        try (Connection connection = TestDatabase.get().connect();
+             PreparedStatement page = JdbcStatement.of(EventSql.RANGE_OF_QUEUE).prepare(connection, Map.of("queue", queue,
+                     "after", 0L, "upTo", Long.MAX_VALUE, "names", new String[0], "limit", 500, "maxBytes", 250_000));
+             ResultSet rows = page.executeQuery()) {
+            int count = 0;
+            long pageRows = 0;
+            while (rows.next()) {
+                count++;
+                pageRows = rows.getLong("page_rows");
+            }
+            assertThat(count).isEqualTo(3); // 0, then 100 KB, then 200 KB before: the fourth would start past 250 KB
+            assertThat(pageRows).isEqualTo(5);
+        }
+        try (Connection connection = TestDatabase.get().connect();
+             PreparedStatement page = JdbcStatement.of(EventSql.RANGE_OF_QUEUE).prepare(connection, Map.of("queue", queue,
+                     "after", 0L, "upTo", Long.MAX_VALUE, "names", new String[0], "limit", 500, "maxBytes", 1));
+             ResultSet rows = page.executeQuery()) {
+            assertThat(rows.next()).isTrue();
+            assertThat(rows.next()).isFalse();
+        }
+    }
+
+    private static void insertEvents(String queue, int count) {
+        Sql.update("INSERT INTO task_event (task_id, queue, task_type, name, state, attempt, detail)"
+                + " SELECT g, ?, 't', 'queued', 'queued', 0, '{}' FROM generate_series(1, ?) g", queue, count);
+    }
+
+    private static List<String> explain(String statement, Map<String, ?> values) throws Exception {
+        try (Connection connection = TestDatabase.get().connect();
+             PreparedStatement explain = JdbcStatement.of("EXPLAIN (ANALYZE, COSTS OFF) " + statement)
+                     .prepare(connection, values);
+             ResultSet rows = explain.executeQuery()) {
+            List<String> lines = new ArrayList<>();
+            while (rows.next()) {
+                lines.add(rows.getString(1));
+            }
+            return lines;
+        }
+    }
+}

@@ -1,0 +1,191 @@
+package dev.tasklane.events;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
+import reactor.test.StepVerifier;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The streams' operators against a source the test controls, no database. */
+final class EventStreamsTests {
+
+    private static final Duration PATIENCE = Duration.ofSeconds(10);
+
+    @Test
+    void aStreamForcedThroughAThousandCatchUpsKeepsAFlatStack() {
+        int afterTen = depthOfDeliveryAfter(10);
+        int afterAThousand = depthOfDeliveryAfter(1000);
+        // Nested catch-ups would each add a layer of operators below the delivery: thousands of frames.
+        assertThat(afterAThousand).isEqualTo(afterTen);
+    }
+
+    /** The stack depth at which event 7 reaches the subscriber after {@code catchUps} catch-ups. */
+    private static int depthOfDeliveryAfter(int catchUps) {
+        BreakingSource source = new BreakingSource(catchUps);
+        EventStreams streams = new EventStreams(source, new SimpleMeterRegistry(), 10);
+        List<Integer> depths = new ArrayList<>();
+        StepVerifier.create(streams.all(0L, EventFilter.ALL)
+                        .doOnNext(frame -> depths.add(Thread.currentThread().getStackTrace().length))
+                        .map(frame -> new String(frame, StandardCharsets.UTF_8)))
+                .expectNextMatches(frame -> frame.startsWith(": connected"))
+                .expectNextMatches(frame -> frame.startsWith("id: 7\n"))
+                .thenCancel()
+                .verify(PATIENCE);
+        assertThat(source.subscriptions.get()).isEqualTo(catchUps + 1);
+        assertThat(source.open.get()).as("live subscriptions left open").isZero();
+        return depths.get(1);
+    }
+
+    @Test
+    void theFirstFrameGoesOutOnceTheLiveStreamIsSubscribedAndTheEventsFollowIt() {
+        Sinks.Many<LiveEvent> live = Sinks.many().multicast().directBestEffort();
+        QuietSource source = new QuietSource(live.asFlux());
+        EventStreams streams = new EventStreams(source, new SimpleMeterRegistry(), 10);
+
+        StepVerifier.create(streams.all(null, EventFilter.ALL).map(frame -> new String(frame, StandardCharsets.UTF_8)))
+                .expectNextMatches(frame -> frame.equals(": connected\nretry: 1000\n\n"))
+                .then(() -> live.tryEmitNext(new LiveEvent(event(41), SseFrames.of(event(41)), 40)))
+                .expectNextMatches(frame -> frame.startsWith("id: 41\nevent: queued\ndata: {\"eventId\":41,"))
+                .thenCancel()
+                .verify(PATIENCE);
+    }
+
+    @Test
+    void everySubscriberWritesTheFrameTheReaderBuiltOnce() {
+        Sinks.Many<LiveEvent> live = Sinks.many().multicast().directBestEffort();
+        EventStreams streams = new EventStreams(new QuietSource(live.asFlux()), new SimpleMeterRegistry(), 10);
+        byte[] frame = SseFrames.of(event(41));
+        List<byte[]> first = new ArrayList<>();
+        List<byte[]> second = new ArrayList<>();
+        var one = streams.all(null, EventFilter.ALL).subscribe(first::add);
+        var two = streams.all(null, EventFilter.ALL).subscribe(second::add);
+        live.tryEmitNext(new LiveEvent(event(41), frame, 40));
+        one.dispose();
+        two.dispose();
+        assertThat(first.get(1)).isSameAs(frame);
+        assertThat(second.get(1)).isSameAs(frame);
+    }
+
+    @Test
+    void aFullStreamIsRefused() {
+        QuietSource source = new QuietSource(Flux.never());
+        EventStreams streams = new EventStreams(source, new SimpleMeterRegistry(), 1);
+        assertThat(streams.full()).isFalse();
+        StepVerifier.create(streams.all(null, EventFilter.ALL))
+                .expectNextCount(1)
+                .then(() -> assertThat(streams.full()).isTrue())
+                .thenCancel()
+                .verify(PATIENCE);
+        assertThat(streams.full()).isFalse();
+    }
+
+    /** An event of the log, for the tests' sources. */
+    static TaskEvent event(long id) {
+        return new TaskEvent(id, 1, "q", "t", "queued", "queued", 0, Instant.parse("2026-12-03T10:00:00Z"), "{}");
+    }
+
+    /** Nothing in the table; live events as the test sends them, after a horizon of 40. */
+    private record QuietSource(Flux<LiveEvent> liveEvents) implements EventSource {
+
+        @Override
+        public Flux<LiveEvent> live() {
+            return liveEvents;
+        }
+
+        @Override
+        public Mono<Long> horizon() {
+            return Mono.just(40L);
+        }
+
+        @Override
+        public Mono<Long> prunedThrough() {
+            return Mono.just(0L);
+        }
+
+        @Override
+        public Flux<TaskEvent> range(long after, long upTo, EventFilter filter) {
+            return Flux.empty();
+        }
+
+        @Override
+        public Flux<TaskEvent> ofTask(long taskId, long after) {
+            return Flux.empty();
+        }
+
+        @Override
+        public int subscribers() {
+            return 0;
+        }
+
+        @Override
+        public long horizonLag() {
+            return 0;
+        }
+    }
+
+    /**
+     * A live stream that skips an event, the moment it is subscribed, for the first {@code breaks}
+     * subscriptions (each sends the stream back to the table), then delivers event 7 in order.
+     */
+    private static final class BreakingSource implements EventSource {
+
+        private final int breaks;
+        private final AtomicInteger subscriptions = new AtomicInteger();
+        private final AtomicInteger open = new AtomicInteger();
+
+        BreakingSource(int breaks) {
+            this.breaks = breaks;
+        }
+
+        @Override
+        public Flux<LiveEvent> live() {
+            return Flux.defer(() -> {
+                int subscription = subscriptions.incrementAndGet();
+                LiveEvent next = subscription <= breaks
+                        ? new LiveEvent(event(7), SseFrames.of(event(7)), 6) // 6 is past the horizon: a skip
+                        : new LiveEvent(event(7), SseFrames.of(event(7)), 5);
+                return Flux.just(next).concatWith(Flux.never());
+            }).doOnSubscribe(s -> open.incrementAndGet()).doFinally(s -> open.decrementAndGet());
+        }
+
+        @Override
+        public Mono<Long> horizon() {
+            return Mono.just(5L);
+        }
+
+        @Override
+        public Mono<Long> prunedThrough() {
+            return Mono.just(0L);
+        }
+
+        @Override
+        public Flux<TaskEvent> range(long after, long upTo, EventFilter filter) {
+            return Flux.empty();
+        }
+
+        @Override
+        public Flux<TaskEvent> ofTask(long taskId, long after) {
+            return Flux.empty();
+        }
+
+        @Override
+        public int subscribers() {
+            return 0;
+        }
+
+        @Override
+        public long horizonLag() {
+            return 0;
+        }
+    }
+}
