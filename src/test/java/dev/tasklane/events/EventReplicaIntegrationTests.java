@@ -19,6 +19,7 @@ import java.util.stream.IntStream;
 import dev.tasklane.testsupport.IntegrationTest;
 import dev.tasklane.testsupport.Replicas;
 import dev.tasklane.testsupport.SseClient;
+import dev.tasklane.testsupport.SseSockets;
 import dev.tasklane.testsupport.Sql;
 import dev.tasklane.testsupport.TaskFixtures;
 import dev.tasklane.testsupport.Tasks;
@@ -103,7 +104,7 @@ final class EventReplicaIntegrationTests {
             int port = Replicas.port(replica);
             List<Socket> stalled = new ArrayList<>();
             for (int i = 0; i < STALLED; i++) {
-                stalled.add(stalledSubscriber(port));
+                stalled.add(SseSockets.stalled(port, "/api/v1/events", IntegrationTest.TOKEN));
             }
             List<SseClient.Event> reader = new CopyOnWriteArrayList<>();
             Disposable subscription = new SseClient(port).events("/api/v1/events?queue=" + queue, null)
@@ -146,7 +147,7 @@ final class EventReplicaIntegrationTests {
 
                 // One of them reads again: everything, in order, once (from its buffer, then the table).
                 // (its stream began at its own subscription, so it may also hold a few earlier events)
-                List<Long> resumed = readEventIds(stalled.get(0), published.get(published.size() - 1),
+                List<Long> resumed = SseSockets.readEventIds(stalled.get(0), published.get(published.size() - 1),
                         Duration.ofSeconds(60));
                 assertThat(resumed).doesNotHaveDuplicates().isSorted();
                 assertThat(resumed.stream().filter(id -> id > before).toList()).containsExactlyElementsOf(published);
@@ -209,35 +210,6 @@ final class EventReplicaIntegrationTests {
     }
 
     /** Reads event ids off a raw stream until {@code last} arrived. */
-    private static List<Long> readEventIds(Socket socket, long last, Duration patience) throws Exception {
-        socket.setSoTimeout((int) patience.toMillis());
-        BufferedReader in = new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.UTF_8));
-        List<Long> ids = new ArrayList<>();
-        long deadline = System.nanoTime() + patience.toNanos();
-        while ((ids.isEmpty() || ids.get(ids.size() - 1) < last) && System.nanoTime() < deadline) {
-            String line = in.readLine();
-            if (line == null) {
-                break;
-            }
-            if (line.startsWith("id: ")) {
-                ids.add(Long.parseLong(line.substring(4).strip()));
-            }
-        }
-        return ids;
-    }
-
-    /** Opens the all-events stream on a socket with a tiny receive buffer and never reads from it. */
-    private static Socket stalledSubscriber(int port) throws Exception {
-        Socket socket = new Socket();
-        socket.setReceiveBufferSize(1024);
-        socket.connect(new InetSocketAddress("127.0.0.1", port));
-        OutputStream out = socket.getOutputStream();
-        out.write(("GET /api/v1/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n"
-                + "Authorization: Bearer " + IntegrationTest.TOKEN + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
-        out.flush();
-        return socket;
-    }
-
     private static void pause() {
         try {
             Thread.sleep(700); // let subscriptions settle over HTTP

@@ -94,17 +94,29 @@ final class EventStreamsTests {
         return new TaskEvent(id, 1, "q", "t", "queued", "queued", 0, Instant.parse("2026-12-03T10:00:00Z"), "{}");
     }
 
-    /** Nothing in the table; live events as the test sends them, after a horizon of 40. */
-    private record QuietSource(Flux<LiveEvent> liveEvents) implements EventSource {
+    /** A log with nothing in its table: live events only, as {@code live} gives them, after {@code horizon}. */
+    private static class QuietSource implements EventSource {
+
+        private final Flux<LiveEvent> live;
+        private final long horizon;
+
+        QuietSource(Flux<LiveEvent> live) {
+            this(live, 40);
+        }
+
+        QuietSource(Flux<LiveEvent> live, long horizon) {
+            this.live = live;
+            this.horizon = horizon;
+        }
 
         @Override
         public Flux<LiveEvent> live() {
-            return liveEvents;
+            return live;
         }
 
         @Override
         public Mono<Long> horizon() {
-            return Mono.just(40L);
+            return Mono.just(horizon);
         }
 
         @Override
@@ -137,55 +149,23 @@ final class EventStreamsTests {
      * A live stream that skips an event, the moment it is subscribed, for the first {@code breaks}
      * subscriptions (each sends the stream back to the table), then delivers event 7 in order.
      */
-    private static final class BreakingSource implements EventSource {
+    private static final class BreakingSource extends QuietSource {
 
-        private final int breaks;
-        private final AtomicInteger subscriptions = new AtomicInteger();
-        private final AtomicInteger open = new AtomicInteger();
+        private final AtomicInteger subscriptions;
+        private final AtomicInteger open;
 
         BreakingSource(int breaks) {
-            this.breaks = breaks;
+            this(breaks, new AtomicInteger(), new AtomicInteger());
         }
 
-        @Override
-        public Flux<LiveEvent> live() {
-            return Flux.defer(() -> {
-                int subscription = subscriptions.incrementAndGet();
-                LiveEvent next = subscription <= breaks
-                        ? new LiveEvent(event(7), SseFrames.of(event(7)), 6) // 6 is past the horizon: a skip
-                        : new LiveEvent(event(7), SseFrames.of(event(7)), 5);
-                return Flux.just(next).concatWith(Flux.never());
-            }).doOnSubscribe(s -> open.incrementAndGet()).doFinally(s -> open.decrementAndGet());
-        }
-
-        @Override
-        public Mono<Long> horizon() {
-            return Mono.just(5L);
-        }
-
-        @Override
-        public Mono<Long> prunedThrough() {
-            return Mono.just(0L);
-        }
-
-        @Override
-        public Flux<TaskEvent> range(long after, long upTo, EventFilter filter) {
-            return Flux.empty();
-        }
-
-        @Override
-        public Flux<TaskEvent> ofTask(long taskId, long after) {
-            return Flux.empty();
-        }
-
-        @Override
-        public int subscribers() {
-            return 0;
-        }
-
-        @Override
-        public long horizonLag() {
-            return 0;
+        private BreakingSource(int breaks, AtomicInteger subscriptions, AtomicInteger open) {
+            super(Flux.defer(() -> {
+                // 6 comes after an event past the horizon (5): a skip; 5 is the horizon itself: in order
+                long previous = subscriptions.incrementAndGet() <= breaks ? 6 : 5;
+                return Flux.just(new LiveEvent(event(7), SseFrames.of(event(7)), previous)).concatWith(Flux.never());
+            }).doOnSubscribe(s -> open.incrementAndGet()).doFinally(s -> open.decrementAndGet()), 5);
+            this.subscriptions = subscriptions;
+            this.open = open;
         }
     }
 }

@@ -1,15 +1,10 @@
 package dev.tasklane.ops;
 
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.io.OutputStream;
-import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -17,6 +12,7 @@ import java.util.Map;
 import java.util.UUID;
 
 import dev.tasklane.testsupport.ServiceProcess;
+import dev.tasklane.testsupport.SseSockets;
 import dev.tasklane.testsupport.TaskFixtures;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -75,7 +71,7 @@ final class ProcessIntegrationTests {
         List<Socket> stalled = new ArrayList<>();
         try {
             for (int i = 0; i < STALLED; i++) {
-                stalled.add(stalledSubscriber(service.port(), heavy));
+                stalled.add(SseSockets.stalled(service.port(), "/api/v1/events?queue=" + heavy, token));
             }
             Thread.sleep(1000); // the streams are open and following the live events
             String result = "{\"blob\": \"" + "r".repeat(256 * 1024 - 20) + "\"}";
@@ -93,7 +89,7 @@ final class ProcessIntegrationTests {
                     + " WHERE e.queue = ? ORDER BY e.id", heavy).stream().map(Long::parseLong).toList();
             assertThat(expected).hasSize(HEAVY_TASKS * 3);
             for (int i = 0; i < RESUMED; i++) {
-                List<Long> received = readEventIds(stalled.get(i), expected.get(expected.size() - 1),
+                List<Long> received = SseSockets.readEventIds(stalled.get(i), expected.get(expected.size() - 1),
                         Duration.ofSeconds(60));
                 assertThat(received).as("stream %d, resumed", i).containsExactlyElementsOf(expected);
             }
@@ -140,36 +136,6 @@ final class ProcessIntegrationTests {
             assertThat(field(record, "task", "id")).isEqualTo(Long.toString(slow));
         });
         assertThat(String.join("\n", lines)).doesNotContain(token);
-    }
-
-    /** Opens one queue's event stream on a socket with a tiny receive buffer and reads nothing. */
-    private Socket stalledSubscriber(int port, String queue) throws Exception {
-        Socket socket = new Socket();
-        socket.setReceiveBufferSize(1024);
-        socket.connect(new InetSocketAddress("127.0.0.1", port));
-        OutputStream out = socket.getOutputStream();
-        out.write(("GET /api/v1/events?queue=" + queue + " HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n"
-                + "Authorization: Bearer " + token + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
-        out.flush();
-        return socket;
-    }
-
-    private static List<Long> readEventIds(Socket socket, long last, Duration patience) throws Exception {
-        socket.setSoTimeout((int) patience.toMillis());
-        BufferedReader in = new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.UTF_8),
-                1 << 20);
-        List<Long> ids = new ArrayList<>();
-        long deadline = System.nanoTime() + patience.toNanos();
-        while ((ids.isEmpty() || ids.get(ids.size() - 1) < last) && System.nanoTime() < deadline) {
-            String line = in.readLine();
-            if (line == null) {
-                break;
-            }
-            if (line.startsWith("id: ")) {
-                ids.add(Long.parseLong(line.substring(4).strip()));
-            }
-        }
-        return ids;
     }
 
     /** A field that ECS writes either nested ({@code task: {id}}) or flat ({@code "task.id"}). */
