@@ -227,9 +227,11 @@ final class TaskSql {
      * Like {@link #CLAIM_ANY_TYPE}, but only tasks of the types in :types (each named once). For
      * each distinct priority of the queue (one seek each), it reads the due rows of each wanted
      * type from the typed claim index (run_at up to now as a bound), so that due tasks of other
-     * types cost nothing; the rows of one priority are merged by run_at and id. The price: within
-     * the priority that fills the batch, each wanted type may lock up to :limit rows that the merge
-     * then leaves out; they stay queued, and claimers running at that instant skip them.
+     * types cost nothing; the rows of one priority are merged by run_at and id. "Queued" is said
+     * as a range, which only that index's predicate matches (see migration V010): given the choice
+     * of task_claim_idx, the planner walked a queue of one type once per absent type. The price:
+     * within the priority that fills the batch, each wanted type may lock up to :limit rows that
+     * the merge then leaves out; they stay queued, and claimers running at that instant skip them.
      */
     static final String CLAIM_OF_TYPES = """
             WITH RECURSIVE priorities AS (
@@ -247,7 +249,7 @@ final class TaskSql {
                 SELECT level.id FROM priorities p CROSS JOIN LATERAL (
                     SELECT due.id FROM unnest(:types::text[]) AS wanted(type) CROSS JOIN LATERAL (
                         SELECT t.id, t.run_at FROM task t
-                        WHERE t.queue = :queue AND t.type = wanted.type AND t.state = 'queued'
+                        WHERE t.queue = :queue AND t.type = wanted.type AND t.state BETWEEN 'queued' AND 'queued'
                           AND t.priority = p.priority AND t.run_at <= now()
                         ORDER BY t.run_at, t.id
                         LIMIT :limit
@@ -307,7 +309,7 @@ final class TaskSql {
             WHERE p.priority IS NOT NULL
             """;
 
-    /** Like {@link #NEXT_DUE_ANY_TYPE} for tasks of the types in :types only. */
+    /** Like {@link #NEXT_DUE_ANY_TYPE} for tasks of the types in :types only, read as {@link #CLAIM_OF_TYPES} reads them. */
     static final String NEXT_DUE_OF_TYPES = """
             WITH RECURSIVE priorities AS (
                 (SELECT priority FROM task WHERE queue = :queue AND state = 'queued' ORDER BY priority DESC LIMIT 1)
@@ -320,8 +322,8 @@ final class TaskSql {
             SELECT ceil(extract(epoch FROM min(first.run_at) - now()) * 1000)::bigint AS due_in_ms
             FROM priorities p CROSS JOIN unnest(:types::text[]) AS wanted(type) CROSS JOIN LATERAL (
                 SELECT t.run_at FROM task t
-                WHERE t.queue = :queue AND t.type = wanted.type AND t.state = 'queued' AND t.priority = p.priority
-                  AND t.run_at > now()
+                WHERE t.queue = :queue AND t.type = wanted.type AND t.state BETWEEN 'queued' AND 'queued'
+                  AND t.priority = p.priority AND t.run_at > now()
                 ORDER BY t.run_at LIMIT 1
             ) first
             WHERE p.priority IS NOT NULL
