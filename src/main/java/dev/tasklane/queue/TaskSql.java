@@ -337,16 +337,20 @@ final class TaskSql {
      * the rows in id order first: a replica renews its leases while its outcomes are recorded and
      * (on shutdown) its tasks released, over overlapping rows; rows locked in two orders deadlock,
      * PostgreSQL then aborts one statement, and a batch of lost outcomes waits for its leases to
-     * run out (seen as a 30-second stall in the benchmark).
+     * run out (seen as a 30-second stall in the benchmark). The rows are locked by a join with the
+     * outcomes that then feeds the update, never by a second list joined back to them: the plan
+     * cached for a prepared statement assumes ten elements per array, and a nested loop over two
+     * such lists compared every outcome with every other (a batch of 500 spent 120 ms there).
      */
     static final String COMPLETE_MANY = """
-            WITH outcome AS (
-                SELECT * FROM unnest(:ids::bigint[], :leaseIds::uuid[], :workerIds::text[], :succeeded::boolean[],
-                                     :results::text[], :errors::text[], :retryable::boolean[], :delaysMs::bigint[])
-                    AS o(id, lease_id, worker_id, succeeded, result, error, retryable, delay_ms)
-            ),
-            locked AS MATERIALIZED (
-                SELECT id FROM task WHERE id = ANY(:ids::bigint[]) ORDER BY id FOR UPDATE
+            WITH outcome AS MATERIALIZED (
+                SELECT o.*
+                FROM unnest(:ids::bigint[], :leaseIds::uuid[], :workerIds::text[], :succeeded::boolean[],
+                            :results::text[], :errors::text[], :retryable::boolean[], :delaysMs::bigint[])
+                     AS o(id, lease_id, worker_id, succeeded, result, error, retryable, delay_ms)
+                JOIN task locked ON locked.id = o.id
+                ORDER BY o.id
+                FOR UPDATE OF locked
             ),
             changed AS (
                 UPDATE task t
@@ -360,7 +364,7 @@ final class TaskSql {
                     finished_at = CASE WHEN o.succeeded OR NOT o.retryable OR t.attempt >= t.max_attempts
                                        THEN now() END,
                     worker_id = NULL, lease_id = NULL, lease_expires_at = NULL, timeout_at = NULL
-                FROM outcome o JOIN locked l ON l.id = o.id
+                FROM outcome o
                 WHERE t.id = o.id AND t.state = 'running' AND t.worker_id = o.worker_id
                   AND (o.lease_id IS NULL OR t.lease_id = o.lease_id) AND t.lease_expires_at > now()
                 RETURNING t.*
@@ -429,15 +433,16 @@ final class TaskSql {
      * order (see {@link #COMPLETE_MANY}).
      */
     static final String RENEW_LEASES = """
-            WITH held AS (
-                SELECT * FROM unnest(:ids::bigint[], :leaseIds::uuid[]) AS h(id, lease_id)
-            ),
-            locked AS MATERIALIZED (
-                SELECT id FROM task WHERE id = ANY(:ids::bigint[]) ORDER BY id FOR UPDATE
+            WITH held AS MATERIALIZED (
+                SELECT h.*
+                FROM unnest(:ids::bigint[], :leaseIds::uuid[]) AS h(id, lease_id)
+                JOIN task locked ON locked.id = h.id
+                ORDER BY h.id
+                FOR UPDATE OF locked
             )
             UPDATE task t
             SET lease_expires_at = least(now() + :leaseMs * interval '1 millisecond', t.timeout_at)
-            FROM held h JOIN locked l ON l.id = h.id
+            FROM held h
             WHERE t.id = h.id AND t.lease_id = h.lease_id AND t.state = 'running' AND t.worker_id = :workerId
               AND t.lease_expires_at > now()
             RETURNING t.id, t.lease_id, ceil(extract(epoch FROM t.lease_expires_at - now()) * 1000)::bigint AS lease_ms
@@ -448,17 +453,18 @@ final class TaskSql {
      * (a replica shutting down); returns them. Locks in id order (see {@link #COMPLETE_MANY}).
      */
     static final String RELEASE_LEASES = """
-            WITH held AS (
-                SELECT * FROM unnest(:ids::bigint[], :leaseIds::uuid[]) AS h(id, lease_id)
-            ),
-            locked AS MATERIALIZED (
-                SELECT id FROM task WHERE id = ANY(:ids::bigint[]) ORDER BY id FOR UPDATE
+            WITH held AS MATERIALIZED (
+                SELECT h.*
+                FROM unnest(:ids::bigint[], :leaseIds::uuid[]) AS h(id, lease_id)
+                JOIN task locked ON locked.id = h.id
+                ORDER BY h.id
+                FOR UPDATE OF locked
             ),
             changed AS (
                 UPDATE task t
                 SET state = 'queued', attempt = t.attempt - 1, worker_id = NULL, lease_id = NULL,
                     lease_expires_at = NULL, timeout_at = NULL, run_at = now(), last_error = :error
-                FROM held h JOIN locked l ON l.id = h.id
+                FROM held h
                 WHERE t.id = h.id AND t.lease_id = h.lease_id AND t.state = 'running'
                 RETURNING t.*
             ),
