@@ -87,7 +87,10 @@ final class QueueWorker {
         pipeline = ticks
                 .onBackpressureLatest()
                 .concatMap(tick -> claimFreeSlots(), 1)
-                .flatMap(this::run, Integer.MAX_VALUE) // bounded by the claims, never above concurrency
+                // One inner per claim, not per attempt: flatMap scans every active inner each time
+                // one of them signals, and a thousand attempts in flight made that most of the
+                // replica's CPU. Mono.when counts its sources down instead.
+                .flatMap(attempts -> Mono.when(attempts.stream().map(this::run).toList()), Integer.MAX_VALUE)
                 .subscribe();
     }
 
@@ -101,32 +104,32 @@ final class QueueWorker {
         dueTimer.cancel();
     }
 
-    private Flux<Attempt> claimFreeSlots() {
+    private Mono<List<Attempt>> claimFreeSlots() {
         int free = spec.concurrency() - inFlight.get();
         if (free <= 0 || draining) {
-            return Flux.empty();
+            return Mono.empty();
         }
         Set<String> types = tools.handlers().types();
         long sentAt = tracker.nanoTime();
         Claim claim = new Claim(spec.queue(), tools.workerId(), free, tools.lease(), types);
         return tools.handoff().claim(tools.store(), claim, () -> "released: the pipeline of queue " + spec.queue()
                         + " stopped before its claim returned")
-                .flatMapMany(tasks -> {
+                .flatMap(tasks -> {
                     inFlight.addAndGet(tasks.size());
                     List<Attempt> attempts = tasks.stream().map(task -> tracker.track(task, sentAt)).toList();
                     if (tasks.size() == free) {
                         kick(); // there may be more waiting: look again as soon as a slot frees
-                        return Flux.fromIterable(attempts);
+                        return Mono.just(attempts);
                     }
                     // The queue is drained for now: look again when its next task comes due.
                     return tools.store().nextDue(spec.queue(), types)
                             .doOnNext(dueTimer::after)
                             .onErrorResume(e -> Mono.empty())
-                            .thenMany(Flux.fromIterable(attempts));
+                            .then(Mono.just(attempts));
                 })
                 .onErrorResume(e -> {
                     log.warn("Claim on queue {} failed: {}", spec.queue(), e.toString());
-                    return Flux.empty();
+                    return Mono.empty();
                 });
     }
 
