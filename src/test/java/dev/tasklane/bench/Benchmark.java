@@ -71,11 +71,14 @@ public final class Benchmark {
         TestDatabase.Coordinates database = TestDatabase.get();
         String bench = "bench-" + run;
         String pickup = "pickup-" + run;
+        String pickupBehindDelayed = "pickup-delayed-" + run;
+        String streamed = "streamed-" + run;
         String scale = "scale-" + run;
         String warm = "warmup-" + run;
         int c = sizes.concurrency();
         CompletableFuture<ServiceProcess> startingA = CompletableFuture.supplyAsync(() -> start(Map.of(
-                "TASKLANE_WORKER_QUEUES", bench + ":" + c + "," + pickup + ":4," + scale + ":" + c + "," + warm + ":" + c),
+                "TASKLANE_WORKER_QUEUES", bench + ":" + c + "," + streamed + ":" + c + "," + pickup + ":4,"
+                        + pickupBehindDelayed + ":4," + scale + ":" + c + "," + warm + ":" + c),
                 "-Xmx1g"));
         CompletableFuture<ServiceProcess> startingB = CompletableFuture.supplyAsync(() -> start(Map.of(
                 "TASKLANE_WORKER_QUEUES", scale + ":" + c + "," + warm + ":" + c), "-Xmx512m"));
@@ -96,20 +99,33 @@ public final class Benchmark {
                 step("ceiling: bare enqueue");
                 double ceilingEnqueue = ceiling.enqueue(ceilingQueue, sizes.tasks(), sizes.bulkBatch(), sizes.bulkInFlight());
                 step("ceiling: bare claim and complete");
+                Cpu beforeCeiling = Cpu.sample(a.pid(), b.pid());
                 double ceilingProcess = ceiling.process(ceilingQueue, 2, c);
+                double ceilingPostgresMicros = Cpu.sample(a.pid(), b.pid()).minus(beforeCeiling).postgresMicrosPer(sizes.tasks());
+                figures.add(new Figure("PostgreSQL CPU per task, bare claim and complete", "µs", ceilingPostgresMicros,
+                        null, null, "the service's own statements, batches of " + c + ", two loops, nothing in between"));
                 step("burn-down, one replica");
-
-                burnDown(a, b, bench, ceilingEnqueue, ceilingProcess);
+                burnDown(a, b, bench, ceilingEnqueue, ceilingProcess, ceilingPostgresMicros);
+                step("burn-down, one replica, streamed to a subscriber on the other");
+                streamedBurnDown(a, b, streamed, ceilingProcess);
                 step("single enqueue");
                 singleEnqueue(a, b, ceilingEnqueue);
                 step("idle pickup");
-                pickup(a, pickup);
+                pickup(a, pickup, "");
                 step("burn-down, two replicas");
                 scaleOut(a, b, scale, ceilingProcess);
                 step("idle subscribers");
                 idleSubscribers(b);
                 step("claim cost");
                 claimCostIsFlat(ceiling);
+                step("idle pickup behind a delayed backlog");
+                Sql.update("INSERT INTO task (queue, type, run_at) SELECT ?, 'noop', now() + interval '1 day'"
+                        + " + g * interval '1 millisecond' FROM generate_series(1, ?) g", pickupBehindDelayed,
+                        sizes.claimBacklog());
+                Sql.update("ANALYZE task");
+                pickup(a, pickupBehindDelayed, String.format(", %,d delayed tasks waiting", sizes.claimBacklog()));
+                step("cold start");
+                coldStart(a, out);
             } finally {
                 a.copyLog(out.resolve("replica-a.log"));
                 b.copyLog(out.resolve("replica-b.log"));
@@ -160,15 +176,35 @@ public final class Benchmark {
         }
     }
 
-    /** Bulk enqueue into a paused queue, then its burn-down, with SSE delivery on the other replica. */
-    private void burnDown(ServiceProcess a, ServiceProcess b, String queue, double ceilingEnqueue,
-                          double ceilingProcess) throws Exception {
+    /**
+     * Bulk enqueue into a paused queue, then its burn-down, with nobody subscribed to events: the
+     * way the peers are measured.
+     */
+    private void burnDown(ServiceProcess a, ServiceProcess b, String queue, double ceilingEnqueue, double ceilingProcess,
+                          double ceilingPostgresMicros) throws Exception {
         standInForAutovacuum();
         post(a, "/api/v1/queues/" + queue + "/pause", null, 200);
         double bulk = bulkEnqueue(a, queue, sizes.tasks());
         figures.add(new Figure("bulk enqueue (batches of " + sizes.bulkBatch() + ", " + sizes.bulkInFlight()
-                + " in flight)", "tasks/s", bulk, ceilingEnqueue, ">= 80,000", "with their queued events"));
+                + " in flight)", "tasks/s", bulk, ceilingEnqueue, ">= 1.5× graphile-worker's addJobs",
+                "with their queued events"));
+        BurnDown timed = resumeAndAwait(a, b, queue);
+        figures.add(new Figure("burn-down, one replica (" + sizes.tasks() + " noop, concurrency "
+                + sizes.concurrency() + ")", "tasks/s", sizes.tasks() / timed.seconds(), ceilingProcess,
+                ">= 0.8× graphile-worker's batched mode", timed.describe()));
+        double postgresMicros = timed.cpu().postgresMicrosPer(sizes.tasks());
+        figures.add(new Figure("PostgreSQL CPU per task in that burn-down", "µs", postgresMicros, null, null,
+                String.format("replica A: %.0f µs per task", timed.cpu().replicaAMicrosPer(sizes.tasks()))));
+        figures.add(new Figure("PostgreSQL CPU per task, burn-down / bare statements", "×",
+                postgresMicros / ceilingPostgresMicros, null, "<= 1.3", "every PostgreSQL process, from /proc"));
+    }
 
+    /** The same burn-down while replica B streams every {@code succeeded} event to a subscriber. */
+    private void streamedBurnDown(ServiceProcess a, ServiceProcess b, String queue, double ceilingProcess)
+            throws Exception {
+        standInForAutovacuum();
+        post(a, "/api/v1/queues/" + queue + "/pause", null, 200);
+        bulkEnqueue(a, queue, sizes.tasks());
         Queue<Delivery> deliveries = new ConcurrentLinkedQueue<>();
         Disposable subscriber = new SseClient(b.port(), TOKEN)
                 .events("/api/v1/events?queue=" + queue + "&events=succeeded", null)
@@ -180,9 +216,8 @@ public final class Benchmark {
             awaitMetric(b, "tasklane_sse_subscribers{stream=\"queue\"", 1); // the subscription is open on B
             catchupsBefore = metric(b, "tasklane_sse_catchups_total");
             BurnDown timed = resumeAndAwait(a, b, queue);
-            figures.add(new Figure("burn-down, one replica (" + sizes.tasks() + " noop, concurrency "
-                    + sizes.concurrency() + ")", "tasks/s", sizes.tasks() / timed.seconds(), ceilingProcess, ">= 30,000",
-                    timed.describe()));
+            figures.add(new Figure("burn-down, one replica, every event streamed by the other", "tasks/s",
+                    sizes.tasks() / timed.seconds(), ceilingProcess, null, timed.describe()));
             awaitCount(deliveries, sizes.tasks(), Duration.ofSeconds(30));
         } finally {
             subscriber.dispose();
@@ -201,6 +236,26 @@ public final class Benchmark {
                 + " transaction start: p50 %.0f, p99 %.0f ms", fromCommit.size(), sizes.tasks(),
                 metric(b, "tasklane_sse_catchups_total") - catchupsBefore,
                 percentile(fromStart, 50) / 1000.0, percentile(fromStart, 99) / 1000.0)));
+    }
+
+    /**
+     * From {@code java -jar} to the end of the first burn-down: a fresh replica whose queue
+     * already holds the tasks (enqueued through replica A, which does not work that queue).
+     */
+    private void coldStart(ServiceProcess a, Path out) throws Exception {
+        String queue = "cold-" + run;
+        bulkEnqueue(a, queue, sizes.tasks());
+        standInForAutovacuum();
+        Instant started = Instant.now();
+        try (ServiceProcess cold = start(Map.of("TASKLANE_WORKER_QUEUES", queue + ":" + sizes.concurrency()), "-Xmx1g")) {
+            Instant served = Instant.now();
+            Instant last = awaitSucceeded(queue, sizes.tasks());
+            figures.add(new Figure("cold start: java to the end of the first burn-down of " + sizes.tasks(), "s",
+                    Duration.between(started, last).toNanos() / 1e9, null, null, String.format(
+                    "serving HTTP after %.1f s; plain java, no JVM flags beyond -Xmx1g",
+                    Duration.between(started, served).toNanos() / 1e9)));
+            cold.copyLog(out.resolve("replica-cold.log"));
+        }
     }
 
     /** One event as the SSE subscriber received it (parsed afterwards, not on the subscriber's thread). */
@@ -229,11 +284,13 @@ public final class Benchmark {
         double took = seconds(started);
         Cpu used = Cpu.sample(a.pid(), b.pid()).minus(before);
         figures.add(new Figure("single enqueue, " + sizes.singlesInFlight() + " in flight", "tasks/s",
-                sizes.singles() / took, ceilingEnqueue, ">= 6,000",
+                sizes.singles() / took, ceilingEnqueue, ">= 2× the faster peer's single add",
                 "one task per request; " + used.describe(took)));
+        figures.add(new Figure("replica CPU per single enqueue", "ms", used.replicaAMicrosPer(sizes.singles()) / 1000,
+                null, "<= 0.2", ""));
     }
 
-    private void pickup(ServiceProcess a, String queue) throws Exception {
+    private void pickup(ServiceProcess a, String queue, String behind) throws Exception {
         long pause = 1000L / sizes.pickupsPerSecond();
         for (int i = 0; i < sizes.pickups(); i++) {
             long started = System.nanoTime();
@@ -242,10 +299,10 @@ public final class Benchmark {
         }
         awaitSucceeded(queue, sizes.pickups());
         List<Long> micros = Sql.column("SELECT (extract(epoch FROM started_at - created_at) * 1000000)::bigint"
-                + " FROM task WHERE queue = ? ORDER BY 1", queue).stream().map(Long::parseLong).toList();
-        figures.add(new Figure("idle pickup at " + sizes.pickupsPerSecond() + "/s, p50", "ms",
-                percentile(micros, 50) / 1000.0, null, "<= 1.5", "createdAt → startedAt"));
-        figures.add(new Figure("idle pickup at " + sizes.pickupsPerSecond() + "/s, p99", "ms",
+                + " FROM task WHERE queue = ? AND state = 'succeeded' ORDER BY 1", queue).stream().map(Long::parseLong).toList();
+        figures.add(new Figure("idle pickup at " + sizes.pickupsPerSecond() + "/s" + behind + ", p50", "ms",
+                percentile(micros, 50) / 1000.0, null, null, "createdAt → startedAt"));
+        figures.add(new Figure("idle pickup at " + sizes.pickupsPerSecond() + "/s" + behind + ", p99", "ms",
                 percentile(micros, 99) / 1000.0, null, "<= 5", micros.size() + " tasks"));
     }
 
