@@ -16,6 +16,7 @@ import io.swagger.v3.oas.annotations.responses.ApiResponse;
 import org.jspecify.annotations.Nullable;
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.http.CacheControl;
+import org.springframework.http.HttpMethod;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.GetMapping;
@@ -113,6 +114,10 @@ class EventStreamController {
      * the socket at once.
      */
     private ResponseEntity<Flux<DataBuffer>> stream(Flux<byte[]> frames, ServerWebExchange exchange) {
+        if (HttpMethod.HEAD.equals(exchange.getRequest().getMethod())) {
+            // HEAD gets GET's headers at once; Spring would otherwise read the (endless) body to its end.
+            return eventStream(Flux.empty());
+        }
         WriteBudget budget = new WriteBudget(WRITE_BUDGET, exchange.getResponse().bufferFactory());
         // The end of the frames is marked in-band so that the keep-alive ticks stop with it.
         Flux<byte[]> keepAlive = Flux.interval(KEEP_ALIVE, KEEP_ALIVE).onBackpressureDrop().map(tick -> SseFrames.KEEP_ALIVE);
@@ -122,6 +127,10 @@ class EventStreamController {
                 .bufferTimeout(MAX_FRAMES_PER_WRITE, COALESCE, true)
                 .flatMapIterable(WriteBudget::writes, 1)
                 .concatMap(budget::admit, 1);
+        return eventStream(body);
+    }
+
+    private static ResponseEntity<Flux<DataBuffer>> eventStream(Flux<DataBuffer> body) {
         return ResponseEntity.ok()
                 .cacheControl(CacheControl.noStore())
                 .header("X-Accel-Buffering", "no")

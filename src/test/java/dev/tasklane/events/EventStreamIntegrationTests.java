@@ -1,5 +1,9 @@
 package dev.tasklane.events;
 
+import org.springframework.http.MediaType;
+
+import org.springframework.http.ResponseEntity;
+
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -120,6 +124,26 @@ final class EventStreamIntegrationTests extends WorkerIntegrationTest {
         assertThat(sse.status("/api/v1/tasks/1/events", "abc")).isEqualTo(400);
         assertThat(sse.status("/api/v1/events?lastEventId=x1", null)).isEqualTo(400);
         assertThat(sse.status("/api/v1/events?events=exploded", null)).isEqualTo(422);
+    }
+
+    /**
+     * HEAD answers what GET would, headers only, at once: a HEAD that opened the stream and
+     * waited for its end would never be answered (found by the request fuzzer).
+     */
+    @Test
+    void aHeadRequestOnAStreamGetsItsHeadersAtOnceAndNoStream() {
+        long id = tasks.enqueue("wk-basic", "{\"type\": \"noop\"}").get("id").longValue();
+        WebClient client = WebClient.builder().baseUrl("http://127.0.0.1:" + port)
+                .defaultHeader("Authorization", "Bearer " + TOKEN).build();
+        for (String path : List.of("/api/v1/events", "/api/v1/events?queue=wk-basic", "/api/v1/tasks/" + id + "/events")) {
+            ResponseEntity<Void> head = client.head().uri(path).accept(MediaType.TEXT_EVENT_STREAM).retrieve()
+                    .toBodilessEntity().block(Duration.ofSeconds(5));
+            assertThat(head.getStatusCode().value()).as(path).isEqualTo(200);
+            assertThat(head.getHeaders().getContentType()).as(path).isEqualTo(MediaType.TEXT_EVENT_STREAM);
+        }
+        int unknown = client.head().uri("/api/v1/tasks/987654321/events")
+                .exchangeToMono(r -> r.releaseBody().thenReturn(r.statusCode().value())).block(Duration.ofSeconds(5));
+        assertThat(unknown).isEqualTo(404);
     }
 
     @Test
