@@ -1,9 +1,5 @@
 package dev.tasklane.events;
 
-import org.springframework.http.MediaType;
-
-import org.springframework.http.ResponseEntity;
-
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -12,10 +8,12 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 
 import dev.tasklane.queue.TaskStore;
-import dev.tasklane.testsupport.SseClient;
 import dev.tasklane.testsupport.Sql;
+import dev.tasklane.testsupport.SseClient;
 import dev.tasklane.testsupport.TaskFixtures;
 import dev.tasklane.testsupport.Tasks;
 import dev.tasklane.testsupport.TestDatabase;
@@ -26,6 +24,8 @@ import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.core.ParameterizedTypeReference;
 import org.springframework.http.HttpHeaders;
+import org.springframework.http.MediaType;
+import org.springframework.http.ResponseEntity;
 import org.springframework.http.codec.ServerSentEvent;
 import org.springframework.web.reactive.function.client.WebClient;
 import reactor.core.Disposable;
@@ -163,10 +163,11 @@ final class EventStreamIntegrationTests extends WorkerIntegrationTest {
     void theAllEventsStreamFiltersByQueueAndEventName() {
         String queue = TaskFixtures.uniqueQueue("filtered");
         List<SseClient.Event> received = new CopyOnWriteArrayList<>();
-        Disposable subscription = sse.events("/api/v1/events?queue=" + queue + "&events=queued,cancelled", null)
+        CountDownLatch opened = new CountDownLatch(1);
+        Disposable subscription = sse.events("/api/v1/events?queue=" + queue + "&events=queued,cancelled", null, opened::countDown)
                 .subscribe(received::add);
         try {
-            awaitSubscribed();
+            awaitOpened(opened);
             long id = tasks.enqueue(queue, "{\"type\": \"external\"}").get("id").longValue();
             tasks.enqueue("wk-basic", "{\"type\": \"noop\"}");
             tasks.post("/api/v1/tasks/" + id + "/cancel", 200);
@@ -209,10 +210,11 @@ final class EventStreamIntegrationTests extends WorkerIntegrationTest {
         long second = tasks.enqueue(queue, "{\"type\": \"external\"}").get("id").longValue();
         List<SseClient.Event> received = new CopyOnWriteArrayList<>();
         // Only progress: the queued events above may still be on their way to a subscriber from "now".
-        Disposable subscription = sse.events("/api/v1/events?events=progress&queue=" + queue, null)
+        CountDownLatch opened = new CountDownLatch(1);
+        Disposable subscription = sse.events("/api/v1/events?events=progress&queue=" + queue, null, opened::countDown)
                 .subscribe(received::add);
         try {
-            awaitSubscribed();
+            awaitOpened(opened);
             try (Connection slow = TestDatabase.get().connect(); Connection fast = TestDatabase.get().connect()) {
                 slow.setAutoCommit(false);
                 long inFlight = appendProgress(slow, first);   // takes the smaller id, ends last
@@ -235,10 +237,11 @@ final class EventStreamIntegrationTests extends WorkerIntegrationTest {
         String queue = TaskFixtures.uniqueQueue("open-elsewhere");
         long taskId = tasks.enqueue(queue, "{\"type\": \"external\"}").get("id").longValue();
         List<SseClient.Event> received = new CopyOnWriteArrayList<>();
-        Disposable subscription = sse.events("/api/v1/events?events=progress&queue=" + queue, null)
+        CountDownLatch opened = new CountDownLatch(1);
+        Disposable subscription = sse.events("/api/v1/events?events=progress&queue=" + queue, null, opened::countDown)
                 .subscribe(received::add);
         try {
-            awaitSubscribed();
+            awaitOpened(opened);
             try (Connection open = TestDatabase.get().connect(); Connection fast = TestDatabase.get().connect()) {
                 open.setAutoCommit(false);
                 // Owns a transaction id, as a long claim elsewhere or a migration would, but no event id.
@@ -328,11 +331,13 @@ final class EventStreamIntegrationTests extends WorkerIntegrationTest {
         }
     }
 
-    private static void awaitSubscribed() {
+    /** Waits for the stream's headers: from then on every event is in it. */
+    private static void awaitOpened(CountDownLatch opened) {
         try {
-            Thread.sleep(500); // the subscription is established over HTTP; nothing to observe from here
+            assertThat(opened.await(10, TimeUnit.SECONDS)).as("the stream's headers arrived").isTrue();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+            throw new AssertionError(e);
         }
     }
 }

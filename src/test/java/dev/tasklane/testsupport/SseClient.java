@@ -53,14 +53,27 @@ public final class SseClient {
 
     /** Opens the stream; {@code lastEventId} goes in the Last-Event-ID header when not null. */
     public Flux<Event> events(String uri, String lastEventId) {
+        return events(uri, lastEventId, () -> { });
+    }
+
+    /**
+     * Opens the stream and runs {@code opened} when its response headers arrive: from then on the
+     * contract includes every event in the stream.
+     */
+    public Flux<Event> events(String uri, String lastEventId, Runnable opened) {
         return client.get().uri(uri).header(HttpHeaders.ACCEPT, "text/event-stream")
                 .headers(h -> {
                     if (lastEventId != null) {
                         h.set("Last-Event-ID", lastEventId);
                     }
                 })
-                .retrieve()
-                .bodyToFlux(DataBuffer.class)
+                .exchangeToFlux(response -> {
+                    if (response.statusCode().isError()) {
+                        return response.createException().flatMapMany(Flux::error);
+                    }
+                    opened.run();
+                    return response.bodyToFlux(DataBuffer.class);
+                })
                 .map(buffer -> {
                     String text = buffer.toString(StandardCharsets.UTF_8);
                     DataBufferUtils.release(buffer);
