@@ -36,7 +36,6 @@ final class BatchPlanIntegrationTests {
     private static final int ROWS_PER_TASK = 30;
     private static final Pattern NODE = Pattern.compile("actual time=[0-9.]+\\.\\.[0-9.]+ rows=(\\d+) loops=(\\d+)");
     private static final Pattern REMOVED = Pattern.compile("Rows Removed by (?:Join )?Filter: (\\d+)");
-    private static final Pattern NAMED = Pattern.compile("(?<![:A-Za-z0-9]):([a-z][A-Za-z]*)\\b");
 
     private final String queue = TaskFixtures.uniqueQueue("batch-plan");
     private List<String> ids;
@@ -100,18 +99,8 @@ final class BatchPlanIntegrationTests {
      */
     private static void assertLinear(String statement, Map<String, String> values, String changingNode)
             throws SQLException {
-        List<String> names = new ArrayList<>();
-        Matcher matcher = NAMED.matcher(statement);
-        StringBuilder numbered = new StringBuilder();
-        while (matcher.find()) {
-            String name = matcher.group(1);
-            if (!names.contains(name)) {
-                names.add(name);
-            }
-            matcher.appendReplacement(numbered, "\\$" + (names.indexOf(name) + 1));
-        }
-        matcher.appendTail(numbered);
-        String arguments = names.stream().map(name -> {
+        JdbcStatement numbered = JdbcStatement.numbered(statement);
+        String arguments = numbered.names().stream().map(name -> {
             assertThat(values).as("a value for :%s", name).containsKey(name);
             return values.get(name);
         }).collect(Collectors.joining(", "));
@@ -120,7 +109,7 @@ final class BatchPlanIntegrationTests {
             connection.setAutoCommit(false);
             try {
                 sql.execute("SET LOCAL plan_cache_mode = force_generic_plan");
-                sql.execute("PREPARE batch_plan AS " + numbered);
+                sql.execute("PREPARE batch_plan AS " + numbered.sql());
                 try (ResultSet rows = sql.executeQuery("EXPLAIN (ANALYZE, COSTS OFF) EXECUTE batch_plan(" + arguments + ")")) {
                     while (rows.next()) {
                         plan.add(rows.getString(1));

@@ -34,6 +34,24 @@ public record JdbcStatement(String sql, List<String> names) {
         return new JdbcStatement(sql.toString(), List.copyOf(names));
     }
 
+    /**
+     * The statement with PostgreSQL's numbered placeholders ({@code $1}, {@code $2}, ...), one per
+     * distinct name, for {@code PREPARE}; {@code names} then gives the parameter of each number.
+     */
+    public static JdbcStatement numbered(String namedSql) {
+        List<String> names = new ArrayList<>();
+        Matcher matcher = NAMED.matcher(namedSql);
+        StringBuilder sql = new StringBuilder();
+        while (matcher.find()) {
+            if (!names.contains(matcher.group(1))) {
+                names.add(matcher.group(1));
+            }
+            matcher.appendReplacement(sql, "\\$" + (names.indexOf(matcher.group(1)) + 1));
+        }
+        matcher.appendTail(sql);
+        return new JdbcStatement(sql.toString(), List.copyOf(names));
+    }
+
     /** Prepares the statement on {@code connection} with the values of its parameters. */
     public PreparedStatement prepare(Connection connection, Map<String, ?> values) throws SQLException {
         PreparedStatement statement = connection.prepareStatement(sql);
