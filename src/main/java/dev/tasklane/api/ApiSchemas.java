@@ -34,7 +34,11 @@ final class ApiSchemas {
             @Schema(minimum = "1", maximum = "604800",
                     description = "How long one attempt may run; default TASKLANE_TASK_TIMEOUT (2h). At the deadline"
                             + " the attempt fails as retryable with 'timed out after Ns'")
-            @Nullable Integer timeoutSeconds) {
+            @Nullable Integer timeoutSeconds,
+            @Schema(minLength = 1, maxLength = 128,
+                    description = "The task's group for its queue's flow control (maxRunningPerKey, ratePerKey,"
+                            + " round-robin): a tenant, a customer. Tasks without one form one group of their own")
+            @Nullable String concurrencyKey) {
     }
 
     @Schema(name = "BatchEnqueueRequest", description = "Up to 1000 tasks, all enqueued or none")
@@ -96,5 +100,32 @@ final class ApiSchemas {
             String detail,
             @Schema(description = "Each invalid field, for 422") @Nullable List<FieldError> errors,
             @Schema(description = "The task's current state, for 409") @Nullable String state) {
+    }
+
+    /** {@code PATCH /queues/{queue}}: a JSON merge patch of the queue's flow control; null clears a setting. */
+    @Schema(name = "QueuePatch")
+    record QueuePatch(
+            @Schema(minimum = "1", maximum = "1000000", nullable = true,
+                    description = "Tasks running at once on the queue, across all replicas and pull workers")
+            @Nullable Integer maxRunning,
+            @Schema(minimum = "1", maximum = "1000000", nullable = true,
+                    description = "Tasks running at once per concurrencyKey")
+            @Nullable Integer maxRunningPerKey,
+            @Schema(nullable = true, description = "At most count claims start in any window of periodSeconds"
+                    + " (sliding), across the cluster")
+            @Nullable RateLimit rate,
+            @Schema(nullable = true, description = "The same per concurrencyKey")
+            @Nullable RateLimit ratePerKey,
+            @Schema(allowableValues = {"fifo", "round-robin"}, nullable = true,
+                    description = "fifo: priority, runAt, id across the queue; round-robin: keys with due tasks take"
+                            + " turns, each key in priority, runAt, id order")
+            @Nullable String fairness) {
+    }
+
+    /** A sliding-window rate limit. */
+    @Schema(name = "RateLimit")
+    record RateLimit(
+            @Schema(requiredMode = Schema.RequiredMode.REQUIRED, minimum = "1", maximum = "1000000") int count,
+            @Schema(requiredMode = Schema.RequiredMode.REQUIRED, minimum = "1", maximum = "1000000") int periodSeconds) {
     }
 }

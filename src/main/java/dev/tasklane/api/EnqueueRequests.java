@@ -14,6 +14,7 @@ import java.util.Optional;
 import java.util.function.BiFunction;
 import java.util.regex.Pattern;
 
+import dev.tasklane.queue.DeclaredQueues;
 import dev.tasklane.queue.NewTask;
 import dev.tasklane.support.StorableText;
 import tools.jackson.databind.JsonNode;
@@ -25,10 +26,11 @@ import tools.jackson.databind.node.NullNode;
  */
 final class EnqueueRequests {
 
-    static final Pattern QUEUE_NAME = Pattern.compile("[A-Za-z0-9_-][A-Za-z0-9_.-]{0,63}");
+    static final Pattern QUEUE_NAME = DeclaredQueues.QUEUE_NAME;
     static final Pattern TYPE_NAME = Pattern.compile("[A-Za-z0-9_.:-]{1,128}");
     static final int MAX_BATCH = 1000;
     static final int MAX_KEY_LENGTH = 200;
+    static final int MAX_CONCURRENCY_KEY_LENGTH = 128;
 
     /** Far enough for any schedule, near enough that every timestamp stays representable. */
     private static final BigDecimal MAX_DELAY_SECONDS = BigDecimal.valueOf(100L * 366 * 24 * 3600);
@@ -111,6 +113,7 @@ final class EnqueueRequests {
         int priority = fields.integer("priority", -100, 100).orElse(0L).intValue();
         int maxAttempts = fields.integer("maxAttempts", 1, 100).orElse((long) NewTask.DEFAULT_MAX_ATTEMPTS).intValue();
         String key = fields.text("idempotencyKey", MAX_KEY_LENGTH).orElse(null);
+        String concurrencyKey = fields.text("concurrencyKey", MAX_CONCURRENCY_KEY_LENGTH).orElse(null);
         int timeoutSeconds = fields.integer("timeoutSeconds", 1, NewTask.MAX_TIMEOUT_SECONDS)
                 .map(Long::intValue).orElse(defaultTimeoutSeconds);
         Instant runAt = fields.string("runAt").map(text -> parseRunAt(fields, text)).orElse(null);
@@ -121,7 +124,8 @@ final class EnqueueRequests {
         if (errorCount(fields) > before || type.isEmpty()) {
             return null;
         }
-        return new NewTask(type.get(), payload, priority, runAt, delay, maxAttempts, key, timeoutSeconds);
+        return new NewTask(type.get(), payload, priority, runAt, delay, maxAttempts, key, timeoutSeconds,
+                concurrencyKey);
     }
 
     private static int errorCount(JsonFields fields) {

@@ -9,6 +9,7 @@ import java.util.regex.Pattern;
 import dev.tasklane.config.TasklaneProperties;
 import dev.tasklane.queue.Enqueued;
 import dev.tasklane.queue.TaskFilter;
+import dev.tasklane.support.StorableText;
 import dev.tasklane.queue.TaskState;
 import dev.tasklane.queue.TaskStore;
 import dev.tasklane.worker.HandlerRegistry;
@@ -140,11 +141,12 @@ class TaskController {
     Mono<TaskPageJson> list(@RequestParam(required = false) @Nullable String queue,
                             @RequestParam(required = false) @Nullable String state,
                             @RequestParam(required = false) @Nullable String type,
+                            @RequestParam(required = false) @Nullable String concurrencyKey,
                             @RequestParam(required = false) @Nullable String limit,
                             @RequestParam(required = false) @Nullable String before) {
         TaskFilter filter = new TaskFilter(matching("queue", emptyToNull(queue), EnqueueRequests.QUEUE_NAME),
                 parseState(state), matching("type", emptyToNull(type), EnqueueRequests.TYPE_NAME),
-                parseCursor(before), parseLimit(limit));
+                concurrencyKey(emptyToNull(concurrencyKey)), parseCursor(before), parseLimit(limit));
         return tasks.list(filter).map(page -> new TaskPageJson(
                 page.tasks().stream().map(TaskJson::of).toList(),
                 page.nextBeforeId() == null ? null : encodeCursor(page.nextBeforeId())));
@@ -162,6 +164,15 @@ class TaskController {
 
     private static @Nullable String emptyToNull(@Nullable String value) {
         return value == null || value.isEmpty() ? null : value;
+    }
+
+    private static @Nullable String concurrencyKey(@Nullable String key) {
+        if (key != null && (key.codePointCount(0, key.length()) > EnqueueRequests.MAX_CONCURRENCY_KEY_LENGTH
+                || !StorableText.isStorable(key))) {
+            throw new InvalidRequestException("concurrencyKey", "must be 1 to "
+                    + EnqueueRequests.MAX_CONCURRENCY_KEY_LENGTH + " characters without NUL");
+        }
+        return key;
     }
 
     private static @Nullable String matching(String parameter, @Nullable String value, Pattern pattern) {

@@ -32,7 +32,8 @@ public record TaskJson(
         Progress progress,
         @JsonRawValue @Nullable String result,
         @Nullable String lastError,
-        @Nullable String idempotencyKey) {
+        @Nullable String idempotencyKey,
+        @Nullable String concurrencyKey) {
 
     /** Progress last reported by the task's handler or worker. */
     public record Progress(@Nullable Integer percent, @Nullable String message) {
@@ -55,6 +56,6 @@ public record TaskJson(
                 WireTime.format(task.finishedAt()), task.workerId(), leaseId, WireTime.format(task.leaseExpiresAt()),
                 task.timeoutSeconds(), WireTime.format(task.timeoutAt()),
                 new Progress(task.progressPercent(), task.progressMessage()), task.result(), task.lastError(),
-                task.idempotencyKey());
+                task.idempotencyKey(), task.concurrencyKey());
     }
 }

@@ -33,6 +33,7 @@ import org.springframework.validation.annotation.Validated;
  * @param taskTimeout how long one attempt of a task may run when its enqueue gives no {@code timeoutSeconds}
  * @param database timeouts and the workers' own pool
  * @param sse the event streams' limits
+ * @param queues {@code TASKLANE_QUEUES}: a JSON document {@code {"queue": {flow control}}} applied at each start
  */
 @Validated
 @ConfigurationProperties("tasklane")
@@ -51,7 +52,8 @@ public record TasklaneProperties(
         @DefaultValue @Valid Metrics metrics,
         @DefaultValue("2h") @NotNull Duration taskTimeout,
         @DefaultValue @Valid Database database,
-        @DefaultValue @Valid Sse sse) {
+        @DefaultValue @Valid Sse sse,
+        @Nullable String queues) {
 
     public TasklaneProperties {
         if (taskTimeout.compareTo(Duration.ofSeconds(1)) < 0 || taskTimeout.compareTo(Duration.ofDays(7)) > 0) {

@@ -34,7 +34,13 @@ public final class SseFrames {
                 .append(",\"taskId\":").append(event.taskId())
                 .append(",\"queue\":");
         quote(frame, event.queue()).append(",\"type\":");
-        quote(frame, event.taskType()).append(",\"state\":");
+        quote(frame, event.taskType()).append(",\"concurrencyKey\":");
+        if (event.concurrencyKey() == null) {
+            frame.append("null");
+        } else {
+            quote(frame, event.concurrencyKey());
+        }
+        frame.append(",\"state\":");
         quote(frame, event.state()).append(",\"attempt\":").append(event.attempt())
                 .append(",\"at\":\"").append(WireTime.format(event.at())).append('"');
         String detail = event.detail().strip();

@@ -3,6 +3,8 @@ package dev.tasklane.events;
 import java.time.Instant;
 import java.util.Set;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * One row of the event log.
  *
@@ -10,13 +12,15 @@ import java.util.Set;
  * @param taskId the task
  * @param queue the task's queue
  * @param taskType the task's type
+ * @param concurrencyKey the task's concurrency key, or null when it has none
  * @param name the event name (queued, running, progress, succeeded, failed, cancelled)
  * @param state the task's state after the change
  * @param attempt the task's attempt after the change
  * @param at when the change was made
  * @param detail JSON object text with the name's own fields
  */
-public record TaskEvent(long id, long taskId, String queue, String taskType, String name, String state, int attempt,
+public record TaskEvent(long id, long taskId, String queue, String taskType,
+                        @Nullable String concurrencyKey, String name, String state, int attempt,
                         Instant at, String detail) {
 
     private static final Set<String> TERMINAL = Set.of("succeeded", "failed", "cancelled");

@@ -5,6 +5,8 @@ public enum Channel {
 
     /** Tasks became due on a queue; payload {@code queue} or {@code queue@epochMicros}. */
     WAKE("tasklane_wake"),
+    /** A queue's flow control changed; payload the queue. */
+    FLOW("tasklane_flow"),
     /** A running attempt was cancelled; payload {@code taskId:leaseId}. */
     CANCEL("tasklane_cancel"),
     /**

@@ -26,4 +26,9 @@ public record Claim(String queue, String workerId, int limit, Duration lease, Se
         }
         types = Set.copyOf(types);
     }
+
+    /** The same claim for at most {@code limit} tasks. */
+    Claim withLimit(int limit) {
+        return new Claim(queue, workerId, limit, lease, types);
+    }
 }

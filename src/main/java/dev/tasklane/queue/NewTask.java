@@ -16,12 +16,20 @@ import org.jspecify.annotations.Nullable;
  * @param maxAttempts 1..100
  * @param idempotencyKey null for none
  * @param timeoutSeconds how long one attempt may run, 1..604800
+ * @param concurrencyKey the group it belongs to for its queue's flow control; null for the group without a key
  */
 public record NewTask(String type, @Nullable String payload, int priority, @Nullable Instant runAt,
-                      Duration delay, int maxAttempts, @Nullable String idempotencyKey, int timeoutSeconds) {
+                      Duration delay, int maxAttempts, @Nullable String idempotencyKey, int timeoutSeconds,
+                      @Nullable String concurrencyKey) {
 
     public static final int DEFAULT_MAX_ATTEMPTS = 5;
     public static final int MAX_TIMEOUT_SECONDS = 604_800;
+
+    /** A task without a concurrency key. */
+    public NewTask(String type, @Nullable String payload, int priority, @Nullable Instant runAt, Duration delay,
+                   int maxAttempts, @Nullable String idempotencyKey, int timeoutSeconds) {
+        this(type, payload, priority, runAt, delay, maxAttempts, idempotencyKey, timeoutSeconds, null);
+    }
 
     public NewTask {
         if (priority < -100 || priority > 100) {

@@ -7,8 +7,8 @@ final class QueueSql {
     }
 
     /**
-     * Per queue: counts by state, when the longest-waiting due task became available, and the
-     * pause flag, for every queue that has tasks or a row in {@code queue}. :queue limits it to
+     * Per queue: counts by state, when the longest-waiting due task became available, the pause
+     * flag and the flow control, for every queue that has tasks or a row in {@code queue}. :queue limits it to
      * one queue, or is null for all. It reads every task row of the queues asked for.
      */
     static final String OVERVIEW = """
@@ -30,7 +30,9 @@ final class QueueSql {
                    coalesce(c.succeeded, 0) AS succeeded, coalesce(c.failed, 0) AS failed,
                    coalesce(c.cancelled, 0) AS cancelled,
                    extract(epoch FROM now() - c.oldest_due)::float8 AS oldest_age_seconds,
-                   coalesce(q.paused, false) AS paused
+                   coalesce(q.paused, false) AS paused,
+                   q.max_running, q.max_running_per_key, q.rate_count, q.rate_period_seconds, q.rate_per_key_count,
+                   q.rate_per_key_period_seconds, coalesce(q.fairness, 'fifo') AS fairness
             FROM counts c
             FULL JOIN (SELECT * FROM queue WHERE CAST(:queue AS text) IS NULL OR name = :queue) q ON q.name = c.queue
             ORDER BY 1
@@ -62,5 +64,89 @@ final class QueueSql {
     static final String SET_PAUSED = """
             INSERT INTO queue (name, paused) VALUES (:queue, :paused)
             ON CONFLICT (name) DO UPDATE SET paused = EXCLUDED.paused, updated_at = now()
+            """;
+
+    /** The flow control of every queue that has some (see V011). */
+    static final String FLOWS = """
+            SELECT name, max_running, max_running_per_key, rate_count, rate_period_seconds, rate_per_key_count,
+                   rate_per_key_period_seconds, fairness
+            FROM queue WHERE flow_controlled
+            """;
+
+    /** One queue's flow control and pause flag, or nothing when it has no row. */
+    static final String FLOW_OF = """
+            SELECT name, max_running, max_running_per_key, rate_count, rate_period_seconds, rate_per_key_count,
+                   rate_per_key_period_seconds, fairness, paused, last_key
+            FROM queue WHERE name = :queue
+            """;
+
+    /**
+     * The first statement of a claim on a flow-controlled queue: takes the queue's row lock, which
+     * every such claim takes, and reads the settings as they are now (a row locked after waiting is
+     * read in its latest version). The claim itself is the next statement of the transaction, so
+     * that its snapshot, taken once the lock is held, counts every claim that held it before.
+     */
+    static final String LOCK_FOR_CLAIM = FLOW_OF.strip() + " FOR UPDATE";
+
+    /**
+     * Applies a merge patch of flow control to a queue, creating its row: each setting whose
+     * {@code set...} flag is true takes the given value (null clears it), the others stay. Merged
+     * here, in one statement, so that two patches of different settings cannot undo each other.
+     */
+    static final String PATCH_FLOW = """
+            INSERT INTO queue AS q (name, max_running, max_running_per_key, rate_count, rate_period_seconds,
+                                    rate_per_key_count, rate_per_key_period_seconds, fairness)
+            VALUES (:queue, :maxRunning, :maxRunningPerKey, :rateCount, :ratePeriodSeconds, :ratePerKeyCount,
+                    :ratePerKeyPeriodSeconds, coalesce(:fairness, 'fifo'))
+            ON CONFLICT (name) DO UPDATE SET
+                max_running = CASE WHEN :setMaxRunning THEN EXCLUDED.max_running ELSE q.max_running END,
+                max_running_per_key = CASE WHEN :setMaxRunningPerKey THEN EXCLUDED.max_running_per_key
+                                           ELSE q.max_running_per_key END,
+                rate_count = CASE WHEN :setRate THEN EXCLUDED.rate_count ELSE q.rate_count END,
+                rate_period_seconds = CASE WHEN :setRate THEN EXCLUDED.rate_period_seconds ELSE q.rate_period_seconds END,
+                rate_per_key_count = CASE WHEN :setRatePerKey THEN EXCLUDED.rate_per_key_count
+                                          ELSE q.rate_per_key_count END,
+                rate_per_key_period_seconds = CASE WHEN :setRatePerKey THEN EXCLUDED.rate_per_key_period_seconds
+                                                   ELSE q.rate_per_key_period_seconds END,
+                fairness = CASE WHEN :setFairness THEN EXCLUDED.fairness ELSE q.fairness END,
+                updated_at = now()
+            """;
+
+    /**
+     * Per flow-controlled queue (:queue limits it to one, or is null for all): how many due tasks
+     * each kind of limit holds back now. {@code max_running}: the due tasks beyond the queue's free
+     * slots; {@code max_running_per_key}: summed over keys, the due tasks beyond each key's free
+     * slots; {@code rate}: the due tasks beyond what the queue's rate, or summed over keys each
+     * key's rate, lets start now, whichever is more. Reads the queue's waiting and running rows.
+     */
+    static final String HELD_BACK = """
+            SELECT q.name,
+                   CASE WHEN q.max_running IS NULL THEN 0
+                        ELSE greatest(0, k.due - greatest(0, q.max_running - k.running)) END AS max_running,
+                   CASE WHEN q.max_running_per_key IS NULL THEN 0 ELSE k.held_per_key END AS max_running_per_key,
+                   greatest(CASE WHEN q.rate_count IS NULL THEN 0
+                                 ELSE greatest(0, k.due - greatest(0, q.rate_count - coalesce(
+                                     (SELECT sum(s.tasks) FROM queue_claim_start s
+                                      WHERE s.queue = q.name
+                                        AND s.started_at > now() - q.rate_period_seconds * interval '1 second'), 0)))
+                            END,
+                            CASE WHEN q.rate_per_key_count IS NULL THEN 0 ELSE k.held_per_key_rate END) AS rate
+            FROM queue q CROSS JOIN LATERAL (
+                SELECT coalesce(sum(per_key.due), 0)::bigint AS due, coalesce(sum(per_key.running), 0)::bigint AS running,
+                       coalesce(sum(greatest(0, per_key.due - greatest(0, q.max_running_per_key - per_key.running))), 0)::bigint
+                           AS held_per_key,
+                       coalesce(sum(greatest(0, per_key.due - greatest(0, q.rate_per_key_count - coalesce(
+                           (SELECT sum(s.tasks) FROM queue_claim_start s
+                            WHERE s.queue = q.name AND s.concurrency_key = per_key.concurrency_key
+                              AND s.started_at > now() - q.rate_per_key_period_seconds * interval '1 second'), 0)))), 0)::bigint
+                           AS held_per_key_rate
+                FROM (SELECT t.concurrency_key,
+                             count(*) FILTER (WHERE t.state = 'queued' AND t.run_at <= now()) AS due,
+                             count(*) FILTER (WHERE t.state = 'running') AS running
+                      FROM task t
+                      WHERE t.queue = q.name AND t.state IN ('queued', 'running')
+                      GROUP BY t.concurrency_key) per_key
+            ) k
+            WHERE q.flow_controlled AND (CAST(:queue AS text) IS NULL OR q.name = :queue)
             """;
 }

@@ -32,5 +32,6 @@ public record Task(
         @Nullable String progressMessage,
         @Nullable String result,
         @Nullable String lastError,
-        @Nullable String idempotencyKey) {
+        @Nullable String idempotencyKey,
+        @Nullable String concurrencyKey) {
 }

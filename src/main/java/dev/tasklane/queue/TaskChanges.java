@@ -25,11 +25,13 @@ final class TaskChanges {
     private final TaskMetrics metrics;
     private final Wakeups wakeups;
     private final EventLog events;
+    private final QueueFlows flows;
 
-    TaskChanges(TaskMetrics metrics, Wakeups wakeups, EventLog events) {
+    TaskChanges(TaskMetrics metrics, Wakeups wakeups, EventLog events, QueueFlows flows) {
         this.metrics = metrics;
         this.wakeups = wakeups;
         this.events = events;
+        this.flows = flows;
     }
 
     void enqueued(Collection<Task> inserted) {
@@ -56,6 +58,7 @@ final class TaskChanges {
         }
         metrics.ended(tasks);
         wakeForQueued(tasks);
+        wakeForFreedSlots(tasks);
         events.appendedAndNotified();
     }
 
@@ -64,6 +67,7 @@ final class TaskChanges {
             return;
         }
         wakeForQueued(tasks);
+        wakeForFreedSlots(tasks);
         events.appendedAndNotified();
     }
 
@@ -73,6 +77,7 @@ final class TaskChanges {
         }
         metrics.rescued(tasks);
         wakeForQueued(tasks);
+        wakeForFreedSlots(tasks);
         events.appendedAndNotified();
     }
 
@@ -88,6 +93,17 @@ final class TaskChanges {
     /** A paused queue was resumed: whatever waits there may be claimed now. */
     void resumed(String queue) {
         wakeups.wake(queue, null);
+    }
+
+    /**
+     * Tasks that stopped running (or were cancelled while waiting) gave back their slots: on a
+     * queue with a concurrency limit, claimers may be waiting for one.
+     */
+    private void wakeForFreedSlots(Collection<Task> tasks) {
+        tasks.stream().map(Task::queue).distinct().filter(queue -> {
+            FlowLimits limits = flows.of(queue);
+            return limits.maxRunning() != null || limits.maxRunningPerKey() != null;
+        }).forEach(queue -> wakeups.wake(queue, null));
     }
 
     private void wakeForQueued(Collection<Task> tasks) {

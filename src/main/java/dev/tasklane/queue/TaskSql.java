@@ -31,25 +31,27 @@ final class TaskSql {
             WITH input AS MATERIALIZED (
                 SELECT nextval(pg_get_serial_sequence('task', 'id')) AS id, i.*
                 FROM unnest(:types::text[], :payloads::text[], :priorities::smallint[], :runAts::text[],
-                            :delaysMs::bigint[], :maxAttempts::integer[], :keys::text[], :timeouts::integer[])
+                            :delaysMs::bigint[], :maxAttempts::integer[], :keys::text[], :timeouts::integer[],
+                            :concurrencyKeys::text[])
                      WITH ORDINALITY
-                     AS i(type, payload, priority, run_at, delay_ms, max_attempts, idempotency_key, timeout_seconds, ord)
+                     AS i(type, payload, priority, run_at, delay_ms, max_attempts, idempotency_key, timeout_seconds,
+                          concurrency_key, ord)
             ),
             inserted AS (
                 INSERT INTO task (id, queue, type, payload, priority, run_at, max_attempts, idempotency_key,
-                                  timeout_seconds)
+                                  timeout_seconds, concurrency_key)
                 OVERRIDING SYSTEM VALUE
                 SELECT id, :queue, type, payload::jsonb, priority,
                        coalesce(run_at::timestamptz, now() + delay_ms * interval '1 millisecond'),
-                       max_attempts, idempotency_key, timeout_seconds
+                       max_attempts, idempotency_key, timeout_seconds, concurrency_key
                 FROM input
                 ORDER BY ord
                 ON CONFLICT (queue, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
                 RETURNING *
             ),
             events AS (
-                INSERT INTO task_event (task_id, queue, task_type, name, state, attempt, detail)
-                SELECT id, queue, type, 'queued', 'queued', attempt,
+                INSERT INTO task_event (task_id, concurrency_key, queue, task_type, name, state, attempt, detail)
+                SELECT id, nullif(concurrency_key, ''), queue, type, 'queued', 'queued', attempt,
                        jsonb_build_object('runAt', to_char(run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
                                           'error', null)
                 FROM inserted
@@ -175,12 +177,22 @@ final class TaskSql {
      * :limit (a materialized CTE runs once and never locks more). Locks: the claimed rows; skips
      * rows locked by anyone else. The lease never outlasts the attempt's timeout. Returns the
      * tasks in claim order (an UPDATE's RETURNING keeps no order of its own).
+     *
+     * <p>Flow control: a queue that has it is refused unless :underLock says the claim holds the
+     * queue's row lock ({@link QueueSql#LOCK_FOR_CLAIM}) in an earlier statement of its
+     * transaction, where {@link #CLAIM_BUDGET} also cut :limit to what the limits leave; then
+     * {@code starts} records what this claim started, for the rate (:rateCount not null). :limit
+     * stays a plain parameter so that the planner knows the batch is small (estimated from a
+     * subquery, it took a tenth of the queue and joined the update to the whole primary key).
+     * Times are the statement's start, not the transaction's: under the lock, they rise in the
+     * order the claims ran, so startedAt shows the rate as the limit counted it.
      */
     static final String CLAIM_ANY_TYPE = """
             WITH RECURSIVE priorities AS (
                 (SELECT priority FROM task
                  WHERE queue = :queue AND state = 'queued'
-                   AND NOT EXISTS (SELECT 1 FROM queue q WHERE q.name = :queue AND q.paused)
+                   AND NOT EXISTS (SELECT 1 FROM queue q
+                               WHERE q.name = :queue AND (q.paused OR (q.flow_controlled AND NOT :underLock)))
                  ORDER BY priority DESC LIMIT 1)
                 UNION ALL
                 SELECT (SELECT t.priority FROM task t
@@ -202,19 +214,30 @@ final class TaskSql {
             changed AS (
                 UPDATE task t
                 SET state = 'running', worker_id = :workerId, lease_id = :leaseId, attempt = t.attempt + 1,
-                    started_at = now(), timeout_at = now() + t.timeout_seconds * interval '1 second',
-                    lease_expires_at = least(now() + :leaseMs * interval '1 millisecond',
-                                             now() + t.timeout_seconds * interval '1 second'),
+                    started_at = statement_timestamp(),
+                    timeout_at = statement_timestamp() + t.timeout_seconds * interval '1 second',
+                    lease_expires_at = least(statement_timestamp() + :leaseMs * interval '1 millisecond',
+                                             statement_timestamp() + t.timeout_seconds * interval '1 second'),
                     progress_percent = NULL, progress_message = NULL
                 FROM next
                 WHERE t.id = next.id
                 RETURNING t.*
             ),
             events AS (
-                INSERT INTO task_event (task_id, queue, task_type, name, state, attempt, detail)
-                SELECT id, queue, type, 'running', 'running', attempt, jsonb_build_object('workerId', worker_id)
+                INSERT INTO task_event (task_id, concurrency_key, queue, task_type, name, state, attempt, detail)
+                SELECT id, nullif(concurrency_key, ''), queue, type, 'running', 'running', attempt, jsonb_build_object('workerId', worker_id)
                 FROM changed
                 ORDER BY id
+            ),
+            starts AS (
+                INSERT INTO queue_claim_start (queue, concurrency_key, started_at, tasks)
+                SELECT :queue, '', statement_timestamp(), count(*) FROM changed
+                HAVING count(*) > 0 AND CAST(:rateCount AS integer) IS NOT NULL
+            ),
+            expired_starts AS (
+                DELETE FROM queue_claim_start
+                WHERE CAST(:rateCount AS integer) IS NOT NULL AND queue = :queue
+                  AND started_at <= statement_timestamp() - :ratePeriodMs * interval '1 millisecond'
             ),
             notified AS (
                 SELECT pg_notify('tasklane_events', '') FROM (SELECT 1 FROM changed LIMIT 1) AS any_row
@@ -237,7 +260,8 @@ final class TaskSql {
             WITH RECURSIVE priorities AS (
                 (SELECT priority FROM task
                  WHERE queue = :queue AND state = 'queued'
-                   AND NOT EXISTS (SELECT 1 FROM queue q WHERE q.name = :queue AND q.paused)
+                   AND NOT EXISTS (SELECT 1 FROM queue q
+                               WHERE q.name = :queue AND (q.paused OR (q.flow_controlled AND NOT :underLock)))
                  ORDER BY priority DESC LIMIT 1)
                 UNION ALL
                 SELECT (SELECT t.priority FROM task t
@@ -264,25 +288,188 @@ final class TaskSql {
             changed AS (
                 UPDATE task t
                 SET state = 'running', worker_id = :workerId, lease_id = :leaseId, attempt = t.attempt + 1,
-                    started_at = now(), timeout_at = now() + t.timeout_seconds * interval '1 second',
-                    lease_expires_at = least(now() + :leaseMs * interval '1 millisecond',
-                                             now() + t.timeout_seconds * interval '1 second'),
+                    started_at = statement_timestamp(),
+                    timeout_at = statement_timestamp() + t.timeout_seconds * interval '1 second',
+                    lease_expires_at = least(statement_timestamp() + :leaseMs * interval '1 millisecond',
+                                             statement_timestamp() + t.timeout_seconds * interval '1 second'),
                     progress_percent = NULL, progress_message = NULL
                 FROM next
                 WHERE t.id = next.id
                 RETURNING t.*
             ),
             events AS (
-                INSERT INTO task_event (task_id, queue, task_type, name, state, attempt, detail)
-                SELECT id, queue, type, 'running', 'running', attempt, jsonb_build_object('workerId', worker_id)
+                INSERT INTO task_event (task_id, concurrency_key, queue, task_type, name, state, attempt, detail)
+                SELECT id, nullif(concurrency_key, ''), queue, type, 'running', 'running', attempt, jsonb_build_object('workerId', worker_id)
                 FROM changed
                 ORDER BY id
+            ),
+            starts AS (
+                INSERT INTO queue_claim_start (queue, concurrency_key, started_at, tasks)
+                SELECT :queue, '', statement_timestamp(), count(*) FROM changed
+                HAVING count(*) > 0 AND CAST(:rateCount AS integer) IS NOT NULL
+            ),
+            expired_starts AS (
+                DELETE FROM queue_claim_start
+                WHERE CAST(:rateCount AS integer) IS NOT NULL AND queue = :queue
+                  AND started_at <= statement_timestamp() - :ratePeriodMs * interval '1 millisecond'
             ),
             notified AS (
                 SELECT pg_notify('tasklane_events', '') FROM (SELECT 1 FROM changed LIMIT 1) AS any_row
             )
             SELECT changed.* FROM changed LEFT JOIN notified ON true
             ORDER BY changed.priority DESC, changed.run_at, changed.id
+            """;
+
+    /**
+     * How many tasks a claim on a flow-controlled queue may start now: :limit, cut to the queue's
+     * free slots (:maxRunning less its running tasks) and to what its rate leaves (:rateCount less
+     * the tasks that claims started within :ratePeriodMs before this statement began). Run under
+     * the queue's row lock, in a statement of its own that began once the lock was held, so that
+     * every claim that held the lock before is counted. Locks nothing.
+     */
+    static final String CLAIM_BUDGET = """
+            SELECT greatest(0, least(:limit,
+                CASE WHEN CAST(:maxRunning AS integer) IS NULL THEN NULL
+                     ELSE :maxRunning - (SELECT count(*) FROM task WHERE queue = :queue AND state = 'running') END,
+                CASE WHEN CAST(:rateCount AS integer) IS NULL THEN NULL
+                     ELSE :rateCount - (SELECT coalesce(sum(s.tasks), 0) FROM queue_claim_start s
+                                        WHERE s.queue = :queue AND s.started_at > statement_timestamp()
+                                              - :ratePeriodMs * interval '1 millisecond') END))::integer AS n
+            """;
+
+    /**
+     * Claims from a queue whose flow control goes by concurrency key (:maxRunningPerKey,
+     * :ratePerKeyCount, or :roundRobin), under the queue's row lock taken by an earlier statement
+     * of the transaction, for at most :limit tasks (already cut by {@link #CLAIM_BUDGET}). It walks the
+     * keys that have waiting tasks (a seek each, in key order, the group without a key as '');
+     * gives each key room for its free slots and the rest of its rate; reads up to that many due
+     * tasks of each key in the key's claim order (round-robin: only its share of the budget, so
+     * that the rows read stay near the budget however many keys wait); and picks from them either
+     * in claim order across the queue (fifo) or turn by turn: every key's first task, keys in order
+     * starting after the key that had the last turn (queue.last_key), then every key's second, and
+     * so on. Only the picked rows are locked, SKIP LOCKED for the few that a cancel holds; no other
+     * claimer reads this queue meanwhile. The picked rows are found by id from an array, whatever
+     * the planner guesses of their number. A task's run_at is read against the transaction's start.
+     */
+    static final String CLAIM_BY_KEY = """
+            WITH RECURSIVE keys AS (
+                (SELECT concurrency_key AS k FROM task
+                 WHERE queue = :queue AND state = 'queued'
+                   AND NOT EXISTS (SELECT 1 FROM queue q WHERE q.name = :queue AND q.paused)
+                 ORDER BY concurrency_key LIMIT 1)
+                UNION ALL
+                SELECT (SELECT t.concurrency_key FROM task t
+                        WHERE t.queue = :queue AND t.state = 'queued' AND t.concurrency_key > keys.k
+                        ORDER BY t.concurrency_key LIMIT 1)
+                FROM keys WHERE keys.k IS NOT NULL
+            ),
+            turns AS MATERIALIZED (
+                SELECT k, row_number() OVER (ORDER BY CAST(:lastKey AS text) IS NOT NULL AND k <= :lastKey, k) AS turn,
+                       count(*) OVER () AS keys
+                FROM keys WHERE k IS NOT NULL
+            ),
+            rooms AS MATERIALIZED (
+                SELECT t.k, t.turn,
+                       greatest(0, least(
+                           CASE WHEN :roundRobin THEN ceil(CAST(:limit AS numeric) / t.keys)::bigint
+                                ELSE :limit END,
+                           :maxRunningPerKey - coalesce(r.running, 0),
+                           :ratePerKeyCount - coalesce(s.started, 0))) AS room
+                FROM turns t
+                LEFT JOIN (SELECT concurrency_key, count(*) AS running FROM task
+                           WHERE CAST(:maxRunningPerKey AS integer) IS NOT NULL AND queue = :queue AND state = 'running'
+                           GROUP BY concurrency_key) r ON r.concurrency_key = t.k
+                LEFT JOIN (SELECT concurrency_key, sum(tasks) AS started FROM queue_claim_start
+                           WHERE CAST(:ratePerKeyCount AS integer) IS NOT NULL AND queue = :queue
+                             AND started_at > statement_timestamp() - :ratePerKeyPeriodMs * interval '1 millisecond'
+                           GROUP BY concurrency_key) s ON s.concurrency_key = t.k
+            ),
+            candidates AS MATERIALIZED (
+                SELECT c.id, c.priority, c.run_at, r.k, r.turn, c.rank
+                FROM rooms r CROSS JOIN LATERAL (
+                    SELECT t.id, t.priority, t.run_at,
+                           row_number() OVER (ORDER BY t.priority DESC, t.run_at, t.id) AS rank
+                    FROM task t
+                    WHERE t.queue = :queue AND t.concurrency_key = r.k AND t.state = 'queued' AND t.run_at <= now()
+                      AND (cardinality(CAST(:types AS text[])) = 0 OR t.type = ANY(CAST(:types AS text[])))
+                    ORDER BY t.priority DESC, t.run_at, t.id
+                    LIMIT r.room
+                ) c
+                WHERE r.room > 0
+            ),
+            chosen AS MATERIALIZED (
+                SELECT id, k, turn, rank FROM candidates
+                ORDER BY CASE WHEN :roundRobin THEN rank END, CASE WHEN :roundRobin THEN turn END,
+                         priority DESC, run_at, id
+                LIMIT :limit
+            ),
+            next AS MATERIALIZED (
+                SELECT t.id FROM task t
+                WHERE t.id = ANY (ARRAY(SELECT id FROM chosen)) AND t.state = 'queued'
+                ORDER BY t.id
+                FOR UPDATE OF t SKIP LOCKED
+            ),
+            changed AS (
+                UPDATE task t
+                SET state = 'running', worker_id = :workerId, lease_id = :leaseId, attempt = t.attempt + 1,
+                    started_at = statement_timestamp(),
+                    timeout_at = statement_timestamp() + t.timeout_seconds * interval '1 second',
+                    lease_expires_at = least(statement_timestamp() + :leaseMs * interval '1 millisecond',
+                                             statement_timestamp() + t.timeout_seconds * interval '1 second'),
+                    progress_percent = NULL, progress_message = NULL
+                WHERE t.id = ANY (ARRAY(SELECT id FROM next))
+                RETURNING t.*
+            ),
+            events AS (
+                INSERT INTO task_event (task_id, concurrency_key, queue, task_type, name, state, attempt, detail)
+                SELECT id, nullif(concurrency_key, ''), queue, type, 'running', 'running', attempt,
+                       jsonb_build_object('workerId', worker_id)
+                FROM changed
+                ORDER BY id
+            ),
+            starts AS (
+                INSERT INTO queue_claim_start (queue, concurrency_key, started_at, tasks)
+                SELECT :queue, concurrency_key, statement_timestamp(), count(*) FROM changed
+                WHERE CAST(:rateCount AS integer) IS NOT NULL OR CAST(:ratePerKeyCount AS integer) IS NOT NULL
+                GROUP BY concurrency_key
+            ),
+            expired_starts AS (
+                DELETE FROM queue_claim_start
+                WHERE queue = :queue
+                  AND started_at <= statement_timestamp() - greatest(:ratePeriodMs, :ratePerKeyPeriodMs, 0)
+                                                            * interval '1 millisecond'
+            ),
+            turned AS (
+                UPDATE queue SET last_key = (SELECT c.k FROM chosen c JOIN changed USING (id)
+                                             ORDER BY c.rank DESC, c.turn DESC LIMIT 1)
+                WHERE name = :queue AND :roundRobin AND EXISTS (SELECT 1 FROM changed)
+            ),
+            notified AS (
+                SELECT pg_notify('tasklane_events', '') FROM (SELECT 1 FROM changed LIMIT 1) AS any_row
+            )
+            SELECT changed.* FROM changed LEFT JOIN notified ON true
+            ORDER BY changed.priority DESC, changed.run_at, changed.id
+            """;
+
+    /**
+     * How long until this queue's rate lets the next claim start, in milliseconds, by the
+     * database's clock: when the oldest claim in a full window leaves it. Null when no window is
+     * full. Locks nothing.
+     */
+    static final String RATE_FREES_IN = """
+            SELECT ceil(extract(epoch FROM least(
+                       (SELECT min(started_at) + :ratePeriodMs * interval '1 millisecond' FROM queue_claim_start
+                        WHERE CAST(:rateCount AS integer) IS NOT NULL AND queue = :queue
+                          AND started_at > statement_timestamp() - :ratePeriodMs * interval '1 millisecond'
+                        HAVING sum(tasks) >= :rateCount),
+                       (SELECT min(first) FROM (
+                            SELECT min(started_at) + :ratePerKeyPeriodMs * interval '1 millisecond' AS first
+                            FROM queue_claim_start
+                            WHERE CAST(:ratePerKeyCount AS integer) IS NOT NULL AND queue = :queue
+                              AND started_at > statement_timestamp() - :ratePerKeyPeriodMs * interval '1 millisecond'
+                            GROUP BY concurrency_key
+                            HAVING sum(tasks) >= :ratePerKeyCount) full_keys)
+                   ) - statement_timestamp()) * 1000)::bigint AS frees_in_ms
             """;
 
     /**
@@ -370,8 +557,8 @@ final class TaskSql {
                 RETURNING t.*
             ),
             events AS (
-                INSERT INTO task_event (task_id, queue, task_type, name, state, attempt, detail)
-                SELECT id, queue, type, state, state, attempt,
+                INSERT INTO task_event (task_id, concurrency_key, queue, task_type, name, state, attempt, detail)
+                SELECT id, nullif(concurrency_key, ''), queue, type, state, state, attempt,
                        CASE state
                            WHEN 'succeeded' THEN jsonb_build_object('result', result)
                            WHEN 'failed' THEN jsonb_build_object('error', last_error)
@@ -402,8 +589,8 @@ final class TaskSql {
                 RETURNING *
             ),
             events AS (
-                INSERT INTO task_event (task_id, queue, task_type, name, state, attempt, detail)
-                SELECT id, queue, type, 'progress', state, attempt,
+                INSERT INTO task_event (task_id, concurrency_key, queue, task_type, name, state, attempt, detail)
+                SELECT id, nullif(concurrency_key, ''), queue, type, 'progress', state, attempt,
                        jsonb_build_object('percent', progress_percent, 'message', progress_message)
                 FROM changed
             ),
@@ -469,8 +656,8 @@ final class TaskSql {
                 RETURNING t.*
             ),
             events AS (
-                INSERT INTO task_event (task_id, queue, task_type, name, state, attempt, detail)
-                SELECT id, queue, type, 'queued', 'queued', attempt,
+                INSERT INTO task_event (task_id, concurrency_key, queue, task_type, name, state, attempt, detail)
+                SELECT id, nullif(concurrency_key, ''), queue, type, 'queued', 'queued', attempt,
                        jsonb_build_object('runAt', to_char(run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
                                           'error', last_error)
                 FROM changed
@@ -503,8 +690,8 @@ final class TaskSql {
                 RETURNING t.*
             ),
             events AS (
-                INSERT INTO task_event (task_id, queue, task_type, name, state, attempt, detail)
-                SELECT id, queue, type, 'queued', 'queued', attempt,
+                INSERT INTO task_event (task_id, concurrency_key, queue, task_type, name, state, attempt, detail)
+                SELECT id, nullif(concurrency_key, ''), queue, type, 'queued', 'queued', attempt,
                        jsonb_build_object('runAt', to_char(run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
                                           'error', last_error)
                 FROM changed
@@ -543,8 +730,8 @@ final class TaskSql {
                 RETURNING t.*
             ),
             events AS (
-                INSERT INTO task_event (task_id, queue, task_type, name, state, attempt, detail)
-                SELECT id, queue, type, state, state, attempt,
+                INSERT INTO task_event (task_id, concurrency_key, queue, task_type, name, state, attempt, detail)
+                SELECT id, nullif(concurrency_key, ''), queue, type, state, state, attempt,
                        CASE state
                            WHEN 'failed' THEN jsonb_build_object('error', last_error)
                            ELSE jsonb_build_object('runAt', to_char(run_at AT TIME ZONE 'UTC',
@@ -577,8 +764,8 @@ final class TaskSql {
                 RETURNING t.*, before.worker_id AS previous_worker_id, before.lease_id AS previous_lease_id
             ),
             events AS (
-                INSERT INTO task_event (task_id, queue, task_type, name, state, attempt, detail)
-                SELECT id, queue, type, 'cancelled', 'cancelled', attempt, '{}'::jsonb
+                INSERT INTO task_event (task_id, concurrency_key, queue, task_type, name, state, attempt, detail)
+                SELECT id, nullif(concurrency_key, ''), queue, type, 'cancelled', 'cancelled', attempt, '{}'::jsonb
                 FROM changed
             ),
             notified AS (
@@ -597,8 +784,8 @@ final class TaskSql {
                 RETURNING *
             ),
             events AS (
-                INSERT INTO task_event (task_id, queue, task_type, name, state, attempt, detail)
-                SELECT id, queue, type, 'queued', 'queued', attempt,
+                INSERT INTO task_event (task_id, concurrency_key, queue, task_type, name, state, attempt, detail)
+                SELECT id, nullif(concurrency_key, ''), queue, type, 'queued', 'queued', attempt,
                        jsonb_build_object('runAt', to_char(run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
                                           'error', null)
                 FROM changed

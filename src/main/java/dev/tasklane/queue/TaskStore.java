@@ -23,7 +23,9 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.r2dbc.core.DatabaseClient;
 import org.springframework.r2dbc.core.Parameter;
+import org.springframework.r2dbc.connection.R2dbcTransactionManager;
 import org.springframework.stereotype.Component;
+import org.springframework.transaction.reactive.TransactionalOperator;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -54,24 +56,31 @@ public class TaskStore {
     /** About how many bytes of payloads and results one page of the task list may hold. */
     static final int PAGE_BYTES = 4 * 1024 * 1024;
 
+    /**
+     * The longest a claim on a flow-controlled queue may hold its transaction: each statement has
+     * the statement timeout, this bounds the commit too, on a connection that stopped answering.
+     */
+    private static final Duration FLOW_CLAIM_TIMEOUT = Duration.ofMinutes(1);
+
     private final DatabaseClient db;
+    private final TransactionalOperator transactions;
     private final TaskChanges changes;
+    private final QueueFlows flows;
     private final Batcher<Single, Attempt> singles;
     private final TaskStore onWorkerPool;
 
     @Autowired
-    TaskStore(DatabaseClient db, WorkerDatabase workerDatabase, TaskChanges changes) {
-        this.db = db;
-        this.changes = changes;
-        this.singles = new Batcher<>("enqueue", 1000, SINGLE_ENQUEUES_IN_FLIGHT, this::enqueueGrouped);
-        this.onWorkerPool = new TaskStore(workerDatabase.client(), changes);
+    TaskStore(DatabaseClient db, WorkerDatabase workerDatabase, TaskChanges changes, QueueFlows flows) {
+        this(db, changes, flows, new TaskStore(workerDatabase.client(), changes, flows, null));
     }
 
-    private TaskStore(DatabaseClient db, TaskChanges changes) {
+    private TaskStore(DatabaseClient db, TaskChanges changes, QueueFlows flows, @Nullable TaskStore onWorkerPool) {
         this.db = db;
+        this.transactions = TransactionalOperator.create(new R2dbcTransactionManager(db.getConnectionFactory()));
         this.changes = changes;
+        this.flows = flows;
         this.singles = new Batcher<>("enqueue", 1000, SINGLE_ENQUEUES_IN_FLIGHT, this::enqueueGrouped);
-        this.onWorkerPool = this;
+        this.onWorkerPool = onWorkerPool == null ? this : onWorkerPool;
     }
 
     /** The same store on the in-process workers' own pool. */
@@ -206,6 +215,7 @@ public class TaskStore {
         Integer[] maxAttempts = new Integer[n];
         String[] keys = new String[n];
         Integer[] timeouts = new Integer[n];
+        String[] concurrencyKeys = new String[n];
         for (int i = 0; i < n; i++) {
             NewTask task = tasks.get(i);
             types[i] = task.type();
@@ -216,6 +226,7 @@ public class TaskStore {
             maxAttempts[i] = task.maxAttempts();
             keys[i] = task.idempotencyKey();
             timeouts[i] = task.timeoutSeconds();
+            concurrencyKeys[i] = task.concurrencyKey() == null ? "" : task.concurrencyKey();
         }
         return db.sql(TaskSql.ENQUEUE_MANY)
                 .bind("queue", queue)
@@ -226,7 +237,8 @@ public class TaskStore {
                 .bind("delaysMs", delaysMs)
                 .bind("maxAttempts", maxAttempts)
                 .bind("keys", keys)
-                .bind("timeouts", timeouts);
+                .bind("timeouts", timeouts)
+                .bind("concurrencyKeys", concurrencyKeys);
     }
 
     public Mono<Task> get(long id) {
@@ -252,6 +264,10 @@ public class TaskStore {
         if (filter.type() != null) {
             sql.append(" AND type = :type");
             binds.put("type", filter.type());
+        }
+        if (filter.concurrencyKey() != null) {
+            sql.append(" AND concurrency_key = :concurrencyKey");
+            binds.put("concurrencyKey", filter.concurrencyKey());
         }
         if (filter.beforeId() != null) {
             sql.append(" AND id < :beforeId");
@@ -293,25 +309,93 @@ public class TaskStore {
      * Package-private: claims go through {@link ClaimHandoff}, which sees each one delivered or released.
      */
     Flux<Task> claim(Claim claim, UUID leaseId) {
-        return claimStatement(db, claim, leaseId)
-                .map(TaskStore::toTask)
-                .all()
-                .collectList()
+        Mono<List<Task>> statement = flows.controlled(claim.queue()) ? claimUnderLock(claim, leaseId)
+                : claimStatement(db, claim, leaseId).map(TaskStore::toTask).all().collectList();
+        return statement
                 .doOnNext(claimed -> changes.claimed(claim.queue(), claimed))
                 .flatMapIterable(claimed -> claimed);
     }
 
     /** The claim statement, bound: the service's hot path, also run bare by the benchmark's ceiling. */
     static DatabaseClient.GenericExecuteSpec claimStatement(DatabaseClient db, Claim claim, UUID leaseId) {
-        DatabaseClient.GenericExecuteSpec statement = claim.types().isEmpty()
-                ? db.sql(TaskSql.CLAIM_ANY_TYPE)
-                : db.sql(TaskSql.CLAIM_OF_TYPES).bind("types", claim.types().toArray(String[]::new));
+        return claimStatement(db, claim, leaseId, FlowLimits.NONE, null, false);
+    }
+
+    /**
+     * A claim on a queue with flow control: one transaction that first takes the queue's row lock
+     * and reads its settings as they are now, then claims within them (see {@link QueueSql#LOCK_FOR_CLAIM}).
+     */
+    private Mono<List<Task>> claimUnderLock(Claim claim, UUID leaseId) {
+        Mono<List<Task>> claimed = db.sql(QueueSql.LOCK_FOR_CLAIM).bind("queue", claim.queue())
+                .map(row -> Optional.of(new LockedQueue(QueueFlows.limitsOf(row),
+                        Boolean.TRUE.equals(row.get("paused", Boolean.class)), row.get("last_key", String.class))))
+                .one()
+                .defaultIfEmpty(Optional.empty())
+                .flatMap(locked -> {
+                    if (locked.isPresent() && locked.get().paused()) {
+                        return Mono.just(List.<Task>of());
+                    }
+                    FlowLimits limits = locked.map(LockedQueue::limits).orElse(FlowLimits.NONE);
+                    String lastKey = locked.map(LockedQueue::lastKey).orElse(null);
+                    return budget(claim, limits).flatMap(budget -> budget == 0 ? Mono.just(List.<Task>of())
+                            : claimStatement(db, claim.withLimit(budget), leaseId, limits, lastKey, true)
+                                    .map(TaskStore::toTask).all().collectList());
+                });
+        return transactions.transactional(claimed).timeout(FLOW_CLAIM_TIMEOUT);
+    }
+
+    /** How many tasks the claim may start now, under the queue's lock; see {@link TaskSql#CLAIM_BUDGET}. */
+    private Mono<Integer> budget(Claim claim, FlowLimits limits) {
+        return db.sql(TaskSql.CLAIM_BUDGET)
+                .bind("queue", claim.queue())
+                .bind("limit", claim.limit())
+                .bind("maxRunning", Parameter.fromOrEmpty(limits.maxRunning(), Integer.class))
+                .bind("rateCount", Parameter.fromOrEmpty(limits.rate() == null ? null : limits.rate().count(),
+                        Integer.class))
+                .bind("ratePeriodMs", Parameter.fromOrEmpty(limits.rate() == null ? null : limits.rate().periodMillis(),
+                        Long.class))
+                .map(row -> Objects.requireNonNull(row.get("n", Integer.class)))
+                .one();
+    }
+
+    /** A flow-controlled queue as its claim found it under the lock. */
+    private record LockedQueue(FlowLimits limits, boolean paused, @Nullable String lastKey) {
+    }
+
+    private static DatabaseClient.GenericExecuteSpec claimStatement(DatabaseClient db, Claim claim, UUID leaseId,
+                                                                    FlowLimits limits, @Nullable String lastKey,
+                                                                    boolean underLock) {
+        String[] types = claim.types().toArray(String[]::new);
+        DatabaseClient.GenericExecuteSpec statement;
+        if (limits.byKey()) {
+            statement = db.sql(TaskSql.CLAIM_BY_KEY).bind("types", types)
+                    .bind("maxRunningPerKey", Parameter.fromOrEmpty(limits.maxRunningPerKey(), Integer.class))
+                    .bind("ratePerKeyCount", Parameter.fromOrEmpty(
+                            limits.ratePerKey() == null ? null : limits.ratePerKey().count(), Integer.class))
+                    .bind("ratePerKeyPeriodMs", Parameter.fromOrEmpty(
+                            limits.ratePerKey() == null ? null : limits.ratePerKey().periodMillis(), Long.class))
+                    .bind("roundRobin", limits.fairness() == FlowLimits.Fairness.ROUND_ROBIN)
+                    .bind("lastKey", Parameter.fromOrEmpty(lastKey, String.class));
+        } else {
+            statement = types.length == 0 ? db.sql(TaskSql.CLAIM_ANY_TYPE)
+                    : db.sql(TaskSql.CLAIM_OF_TYPES).bind("types", types);
+            statement = statement.bind("underLock", underLock);
+        }
         return statement
                 .bind("queue", claim.queue())
                 .bind("limit", claim.limit())
+                .bind("rateCount", Parameter.fromOrEmpty(limits.rate() == null ? null : limits.rate().count(),
+                        Integer.class))
+                .bind("ratePeriodMs", Parameter.fromOrEmpty(limits.rate() == null ? null : limits.rate().periodMillis(),
+                        Long.class))
                 .bind("workerId", claim.workerId())
                 .bind("leaseId", leaseId)
                 .bind("leaseMs", claim.lease().toMillis());
+    }
+
+    /** Whether claims on the queue run under its flow control (as this replica last read it). */
+    public boolean flowControlled(String queue) {
+        return flows.controlled(queue);
     }
 
     /**
@@ -322,11 +406,30 @@ public class TaskStore {
         DatabaseClient.GenericExecuteSpec statement = types.isEmpty()
                 ? db.sql(TaskSql.NEXT_DUE_ANY_TYPE)
                 : db.sql(TaskSql.NEXT_DUE_OF_TYPES).bind("types", types.toArray(String[]::new));
-        return statement.bind("queue", queue)
+        Mono<Duration> due = statement.bind("queue", queue)
                 .map(row -> Optional.ofNullable(row.get("due_in_ms", Long.class)))
                 .one()
                 .flatMap(Mono::justOrEmpty)
                 .map(ms -> Duration.ofMillis(Math.max(0, ms)));
+        FlowLimits limits = flows.of(queue);
+        if (limits.rate() == null && limits.ratePerKey() == null) {
+            return due;
+        }
+        Mono<Duration> rateFrees = db.sql(TaskSql.RATE_FREES_IN).bind("queue", queue)
+                .bind("rateCount", Parameter.fromOrEmpty(limits.rate() == null ? null : limits.rate().count(),
+                        Integer.class))
+                .bind("ratePeriodMs", Parameter.fromOrEmpty(limits.rate() == null ? null : limits.rate().periodMillis(),
+                        Long.class))
+                .bind("ratePerKeyCount", Parameter.fromOrEmpty(
+                        limits.ratePerKey() == null ? null : limits.ratePerKey().count(), Integer.class))
+                .bind("ratePerKeyPeriodMs", Parameter.fromOrEmpty(
+                        limits.ratePerKey() == null ? null : limits.ratePerKey().periodMillis(), Long.class))
+                .map(row -> Optional.ofNullable(row.get("frees_in_ms", Long.class)))
+                .one()
+                .flatMap(Mono::justOrEmpty)
+                .map(ms -> Duration.ofMillis(Math.max(0, ms)));
+        // The sooner of the two: a task coming due, or the rate letting the next claim start.
+        return Flux.merge(due, rateFrees).reduce((a, b) -> a.compareTo(b) <= 0 ? a : b);
     }
 
     /** Records many outcomes in one statement; emits the tasks whose worker still held them. */
@@ -521,7 +624,13 @@ public class TaskStore {
                 row.get("progress_message", String.class),
                 JsonbColumn.text(row, "result"),
                 row.get("last_error", String.class),
-                row.get("idempotency_key", String.class));
+                row.get("idempotency_key", String.class),
+                noKeyAsNull(row.get("concurrency_key", String.class)));
+    }
+
+    /** The group without a concurrency key is stored as '' (see V011). */
+    private static @Nullable String noKeyAsNull(@Nullable String key) {
+        return key == null || key.isEmpty() ? null : key;
     }
 
     private static @Nullable Integer toInteger(@Nullable Short value) {

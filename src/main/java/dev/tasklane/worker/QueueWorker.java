@@ -117,7 +117,9 @@ final class QueueWorker {
                 .flatMap(tasks -> {
                     inFlight.addAndGet(tasks.size());
                     List<Attempt> attempts = tasks.stream().map(task -> tracker.track(task, sentAt)).toList();
-                    if (tasks.size() == free) {
+                    // A flow-controlled claim may come back short with more to take (a key's share
+                    // of a round-robin turn): only one that takes nothing shows the queue drained.
+                    if (tasks.size() == free || (!tasks.isEmpty() && tools.store().flowControlled(spec.queue()))) {
                         kick(); // there may be more waiting: look again as soon as a slot frees
                         return Mono.just(attempts);
                     }

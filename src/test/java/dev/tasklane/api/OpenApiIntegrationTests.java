@@ -33,6 +33,7 @@ final class OpenApiIntegrationTests extends IntegrationTest {
             "get /api/v1/queues",
             "post /api/v1/queues/{queue}/pause",
             "post /api/v1/queues/{queue}/resume",
+            "patch /api/v1/queues/{queue}",
             "get /api/v1/workers");
 
     private static final Map<String, List<String>> EXPECTED_ANSWERS = Map.of(
@@ -41,7 +42,8 @@ final class OpenApiIntegrationTests extends IntegrationTest {
             "delete /api/v1/tasks/{id}", List.of("204", "401", "404", "409"),
             "post /api/v1/tasks/{id}/complete", List.of("200", "400", "401", "404", "409", "413", "415", "422"),
             "get /api/v1/tasks/{id}/events", List.of("200", "204", "400", "401", "404"),
-            "get /api/v1/tasks", List.of("200", "401", "422"));
+            "get /api/v1/tasks", List.of("200", "401", "422"),
+            "patch /api/v1/queues/{queue}", List.of("200", "400", "401", "413", "415", "422"));
 
     @Test
     void theDocumentListsEveryRouteOfTheContractWithItsAnswersAndTheBearerScheme() {
@@ -78,7 +80,10 @@ final class OpenApiIntegrationTests extends IntegrationTest {
                 .isEqualTo("#/components/schemas/EnqueueRequest");
         assertThat(schemas.at("/EnqueueRequest/properties").propertyNames()).containsExactlyInAnyOrder(
                 "type", "payload", "priority", "runAt", "delaySeconds", "maxAttempts", "idempotencyKey",
-                "timeoutSeconds");
+                "timeoutSeconds", "concurrencyKey");
+        assertThat(schemas.at("/QueuePatch/properties").propertyNames()).containsExactlyInAnyOrder(
+                "maxRunning", "maxRunningPerKey", "rate", "ratePerKey", "fairness");
+        assertThat(schemas.at("/RateLimit/required").toString()).contains("count").contains("periodSeconds");
         assertThat(schemas.at("/EnqueueRequest/required").toString()).contains("type");
         assertThat(schemas.at("/ClaimRequest/properties").propertyNames()).containsExactlyInAnyOrder(
                 "workerId", "max", "leaseSeconds", "waitSeconds", "types");
@@ -87,7 +92,7 @@ final class OpenApiIntegrationTests extends IntegrationTest {
         assertThat(schemas.at("/TaskJson/properties").propertyNames()).containsExactlyInAnyOrder("id", "queue", "type",
                 "payload", "state", "priority", "attempt", "maxAttempts", "runAt", "createdAt", "startedAt",
                 "finishedAt", "workerId", "leaseId", "leaseExpiresAt", "timeoutSeconds", "timeoutAt", "progress",
-                "result", "lastError", "idempotencyKey");
+                "result", "lastError", "idempotencyKey", "concurrencyKey");
         assertThat(schemas.at("/Problem/properties").propertyNames()).contains("status", "title", "detail", "errors");
     }
 

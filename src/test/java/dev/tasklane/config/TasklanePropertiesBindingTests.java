@@ -55,7 +55,8 @@ final class TasklanePropertiesBindingTests {
                 Map.entry("TASKLANE_DATABASE_STATEMENT_TIMEOUT", "5s"),
                 Map.entry("TASKLANE_DATABASE_WORKER_POOL_SIZE", "3"),
                 Map.entry("TASKLANE_SSE_MAX_SUBSCRIBERS", "500"),
-                Map.entry("TASKLANE_API_REQUEST_TIMEOUT", "10s")));
+                Map.entry("TASKLANE_API_REQUEST_TIMEOUT", "10s"),
+                Map.entry("TASKLANE_QUEUES", "{\"emails\": {\"maxRunning\": 2}}")));
         assertThat(properties.api().tokens()).containsExactly("alpha", "beta");
         assertThat(properties.worker().queues()).containsExactly("default:4", "emails:2");
         assertThat(properties.worker().lease()).isEqualTo(Duration.ofSeconds(45));
@@ -72,6 +73,7 @@ final class TasklanePropertiesBindingTests {
         assertThat(properties.database().workerPoolSize()).isEqualTo(3);
         assertThat(properties.sse().maxSubscribers()).isEqualTo(500);
         assertThat(properties.api().requestTimeout()).isEqualTo(Duration.ofSeconds(10));
+        assertThat(properties.queues()).isEqualTo("{\"emails\": {\"maxRunning\": 2}}");
     }
 
     @Test

@@ -15,7 +15,7 @@ final class SseFramesTests {
 
     @Test
     void anEventsFrameCarriesItsIdNameAndTheContractsDataWithItsDetail() {
-        TaskEvent event = new TaskEvent(1234, 42, "default", "sleep", "progress", "running", 1,
+        TaskEvent event = new TaskEvent(1234, 42, "default", "sleep", "tenant \"7\"", "progress", "running", 1,
                 Instant.parse("2026-12-02T10:00:00.123456Z"), "{\"message\": \"step 4/10\", \"percent\": 40}");
         String frame = new String(SseFrames.of(event), StandardCharsets.UTF_8);
         String[] lines = frame.split("\n");
@@ -27,6 +27,7 @@ final class SseFramesTests {
         assertThat(data.get("taskId").longValue()).isEqualTo(42);
         assertThat(data.get("queue").stringValue()).isEqualTo("default");
         assertThat(data.get("type").stringValue()).isEqualTo("sleep");
+        assertThat(data.get("concurrencyKey").stringValue()).isEqualTo("tenant \"7\"");
         assertThat(data.get("state").stringValue()).isEqualTo("running");
         assertThat(data.get("attempt").intValue()).isEqualTo(1);
         assertThat(data.get("at").stringValue()).isEqualTo("2026-12-02T10:00:00.123456Z");
@@ -36,9 +37,11 @@ final class SseFramesTests {
 
     @Test
     void anEventWithoutDetailAndAGapAreValidFrames() {
-        TaskEvent cancelled = new TaskEvent(9, 3, "q", "t", "cancelled", "cancelled", 0, Instant.EPOCH, "{}");
+        TaskEvent cancelled = new TaskEvent(9, 3, "q", "t", null, "cancelled", "cancelled", 0, Instant.EPOCH, "{}");
         String frame = new String(SseFrames.of(cancelled), StandardCharsets.UTF_8);
-        assertThat(json.readTree(frame.split("\n")[2].substring(6)).size()).isEqualTo(7);
+        JsonNode data = json.readTree(frame.split("\n")[2].substring(6));
+        assertThat(data.size()).isEqualTo(8);
+        assertThat(data.get("concurrencyKey").isNull()).isTrue();
         assertThat(new String(SseFrames.gap(77), StandardCharsets.UTF_8))
                 .isEqualTo("event: gap\ndata: {\"prunedThrough\":77}\n\n");
     }

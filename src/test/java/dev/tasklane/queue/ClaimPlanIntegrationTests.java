@@ -51,7 +51,7 @@ final class ClaimPlanIntegrationTests {
         insert(mixed, "other", 50_000, "now() - (g % 1000) * interval '1 second'");
         Sql.update("ANALYZE task");
         Sql.update("CREATE SCHEMA " + oneType);
-        for (String table : List.of("task", "task_event", "queue")) {
+        for (String table : List.of("task", "task_event", "queue", "queue_claim_start")) {
             Sql.update("CREATE TABLE " + oneType + "." + table + " (LIKE public." + table + " INCLUDING ALL)");
         }
         Sql.update("INSERT INTO " + oneType + ".task (queue, type, priority, run_at) SELECT q, 'noop', (g % 7) - 3,"
@@ -129,7 +129,7 @@ final class ClaimPlanIntegrationTests {
         if (types != null) {
             values.put("types", types);
         }
-        return explain(schema, claim, values);
+        return explain(schema, claim, JdbcStatement.claimWithoutFlowControl(values));
     }
 
     private static List<String> explain(String schema, String statement, Map<String, ?> values) throws SQLException {

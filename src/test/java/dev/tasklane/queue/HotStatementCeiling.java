@@ -100,9 +100,9 @@ public final class HotStatementCeiling implements AutoCloseable {
         try (Connection connection = DriverManager.getConnection(jdbcUrl, user, password)) {
             connection.setAutoCommit(false);
             for (int i = 0; i < samples; i++) {
-                try (PreparedStatement statement = claim.prepare(connection, Map.of("queue", queue,
-                        "types", HANDLED_TYPES.toArray(String[]::new), "limit", claimBatch, "workerId", "ceiling",
-                        "leaseId", UUID.randomUUID(), "leaseMs", LEASE.toMillis()))) {
+                try (PreparedStatement statement = claim.prepare(connection, JdbcStatement.claimWithoutFlowControl(Map.of(
+                        "queue", queue, "types", HANDLED_TYPES.toArray(String[]::new), "limit", claimBatch,
+                        "workerId", "ceiling", "leaseId", UUID.randomUUID(), "leaseMs", LEASE.toMillis())))) {
                     long started = System.nanoTime();
                     try (ResultSet rows = statement.executeQuery()) {
                         while (rows.next()) {

@@ -4,6 +4,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -50,6 +51,18 @@ public record JdbcStatement(String sql, List<String> names) {
         }
         matcher.appendTail(sql);
         return new JdbcStatement(sql.toString(), List.copyOf(names));
+    }
+
+    /**
+     * A claim's values for a queue without flow control: {@code values} and the flow-control
+     * parameters of {@link TaskSql#CLAIM_ANY_TYPE} and {@link TaskSql#CLAIM_OF_TYPES}, all off.
+     */
+    public static Map<String, Object> claimWithoutFlowControl(Map<String, ?> values) {
+        Map<String, Object> all = new HashMap<>(values);
+        all.put("rateCount", null);
+        all.put("ratePeriodMs", null);
+        all.put("underLock", false);
+        return all;
     }
 
     /** Prepares the statement on {@code connection} with the values of its parameters. */

@@ -101,6 +101,33 @@ final class MetricsIntegrationTests extends WorkerIntegrationTest {
         await().atMost(PATIENCE).until(() -> value(scrape(), "tasklane_events_horizon_lag").orElse(-1.0) == 0.0);
     }
 
+    @Test
+    void aQueuesLimitsAndWhatTheyHoldBackAreGauges() {
+        Tasks tasks = new Tasks(api());
+        String queue = TaskFixtures.uniqueQueue("metrics-flow");
+        api().patch().uri("/api/v1/queues/{q}", queue).contentType(org.springframework.http.MediaType.APPLICATION_JSON)
+                .bodyValue("{\"maxRunning\": 1, \"ratePerKey\": {\"count\": 3, \"periodSeconds\": 60}}")
+                .exchange().expectStatus().isOk().expectBody().returnResult();
+        for (int i = 0; i < 4; i++) {
+            tasks.enqueue(queue, "{\"type\": \"t\", \"concurrencyKey\": \"k\"}");
+        }
+        api().post().uri("/api/v1/queues/{q}/claims", queue).contentType(org.springframework.http.MediaType.APPLICATION_JSON)
+                .bodyValue("{\"workerId\": \"w\", \"max\": 5}").exchange().expectStatus().isOk()
+                .expectBody().jsonPath("$.tasks.length()").isEqualTo(1);
+        await().atMost(PATIENCE).untilAsserted(() -> {
+            depth.runOnce().block(PATIENCE);
+            String scrape = scrape();
+            String q = "queue=\"" + queue + "\"";
+            assertThat(value(scrape, "tasklane_queue_held_back", q, "reason=\"maxRunning\"")).contains(3.0);
+            assertThat(value(scrape, "tasklane_queue_held_back", q, "reason=\"maxRunningPerKey\"")).contains(0.0);
+            assertThat(value(scrape, "tasklane_queue_held_back", q, "reason=\"rate\"")).contains(1.0);
+            assertThat(value(scrape, "tasklane_queue_limit", q, "limit=\"maxRunning\"")).contains(1.0);
+            assertThat(value(scrape, "tasklane_queue_limit", q, "limit=\"ratePerKeyCount\"")).contains(3.0);
+            assertThat(value(scrape, "tasklane_queue_limit", q, "limit=\"ratePerKeyPeriodSeconds\"")).contains(60.0);
+            assertThat(value(scrape, "tasklane_queue_limit", q, "limit=\"maxRunningPerKey\"")).isEmpty();
+        });
+    }
+
     /**
      * Reads the depth now and waits until the scrape shows {@code expected}: the replica's own
      * timed read may have begun before the change and publish after this one.

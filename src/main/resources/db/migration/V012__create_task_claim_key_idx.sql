@@ -1,0 +1,12 @@
+-- Claims on queues with per-key limits or round-robin fairness walk the keys that have waiting
+-- tasks (a seek each) and read each key's tasks in claim order from here. The running tasks are
+-- counted per key from the second index, under the queue's lock. Both CONCURRENTLY, outside a
+-- transaction, so that enqueues go on while they are built; the old running index, which the new
+-- one serves as well, goes last.
+CREATE INDEX CONCURRENTLY IF NOT EXISTS task_claim_key_idx
+    ON task (queue, concurrency_key, priority DESC, run_at, id) WHERE state = 'queued';
+
+CREATE INDEX CONCURRENTLY IF NOT EXISTS task_running_key_idx
+    ON task (queue, concurrency_key) WHERE state = 'running';
+
+DROP INDEX CONCURRENTLY IF EXISTS task_running_idx;
