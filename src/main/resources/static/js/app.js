@@ -209,6 +209,88 @@ function sparkline(queue) {
   return svg;
 }
 
+/** A queue's limits in a few words, and the due tasks they hold back now. */
+function flowSummary(queue) {
+  const limits = queue.limits || {};
+  const parts = [];
+  if (limits.maxRunning !== null && limits.maxRunning !== undefined) {
+    parts.push(`max ${limits.maxRunning}`);
+  }
+  if (limits.maxRunningPerKey !== null && limits.maxRunningPerKey !== undefined) {
+    parts.push(`${limits.maxRunningPerKey} per key`);
+  }
+  if (limits.rate) {
+    parts.push(`${limits.rate.count}/${limits.rate.periodSeconds}s`);
+  }
+  if (limits.ratePerKey) {
+    parts.push(`${limits.ratePerKey.count}/${limits.ratePerKey.periodSeconds}s per key`);
+  }
+  if (limits.fairness === 'round-robin') {
+    parts.push('round-robin');
+  }
+  const cell = el('td', { class: 'flow', 'data-flow': queue.name }, el('span', { text: parts.length ? parts.join(' · ') : '–' }));
+  const held = queue.heldBack || {};
+  const reasons = [['maxRunning', 'max running'], ['maxRunningPerKey', 'per key'], ['rate', 'rate']]
+      .filter(([field]) => held[field] > 0);
+  for (const [field, label] of reasons) {
+    cell.append(' ', badge(`${held[field]} held: ${label}`, 'held'));
+  }
+  const edit = el('button', {
+    type: 'button', class: 'quiet', text: 'Edit', 'data-edit-limits': queue.name,
+    'aria-label': `Edit flow control of queue ${queue.name}`,
+  });
+  edit.addEventListener('click', () => openLimits(queue));
+  cell.append(' ', edit);
+  return cell;
+}
+
+function setNumber(selector, value) {
+  $(selector).value = value === null || value === undefined ? '' : String(value);
+}
+
+function readNumber(selector) {
+  const text = $(selector).value.trim();
+  return text === '' ? null : Number(text);
+}
+
+function readRate(countSelector, periodSelector) {
+  const count = readNumber(countSelector);
+  const period = readNumber(periodSelector);
+  return count === null && period === null ? null : { count, periodSeconds: period };
+}
+
+function openLimits(queue) {
+  const limits = queue.limits || {};
+  $('#limits-queue').textContent = queue.name;
+  $('#limits-form').dataset.queue = queue.name;
+  setNumber('#limits-max-running', limits.maxRunning);
+  setNumber('#limits-max-running-per-key', limits.maxRunningPerKey);
+  setNumber('#limits-rate-count', limits.rate && limits.rate.count);
+  setNumber('#limits-rate-period', limits.rate && limits.rate.periodSeconds);
+  setNumber('#limits-rate-per-key-count', limits.ratePerKey && limits.ratePerKey.count);
+  setNumber('#limits-rate-per-key-period', limits.ratePerKey && limits.ratePerKey.periodSeconds);
+  $('#limits-fairness').value = limits.fairness || 'fifo';
+  $('#limits-error').textContent = '';
+  $('#limits-dialog').showModal();
+}
+
+async function saveLimits(event) {
+  event.preventDefault();
+  const queue = $('#limits-form').dataset.queue;
+  const patch = {
+    maxRunning: readNumber('#limits-max-running'),
+    maxRunningPerKey: readNumber('#limits-max-running-per-key'),
+    rate: readRate('#limits-rate-count', '#limits-rate-period'),
+    ratePerKey: readRate('#limits-rate-per-key-count', '#limits-rate-per-key-period'),
+    fairness: $('#limits-fairness').value,
+  };
+  const updated = await guarded(() => call('PATCH', `/queues/${encodeURIComponent(queue)}`, patch), $('#limits-error'));
+  if (updated) {
+    $('#limits-dialog').close();
+    replaceQueueRow(updated);
+  }
+}
+
 function queueRow(queue) {
   const action = queue.paused ? 'resume' : 'pause';
   const button = el('button', {
@@ -233,6 +315,7 @@ function queueRow(queue) {
       el('td', { class: 'num', text: queue.cancelled }),
       el('td', { class: 'num', text: age(queue.oldestQueuedAgeSeconds) }),
       el('td', { class: 'chart' }, sparkline(queue.name)),
+      flowSummary(queue),
       el('td', {}, badge(queue.paused ? 'paused' : 'active', queue.paused ? 'paused' : 'active'), ' ', button));
 }
 
@@ -243,7 +326,7 @@ function replaceQueueRow(queue) {
     const focused = old.contains(document.activeElement);
     old.replaceWith(row);
     if (focused) {
-      row.querySelector('button').focus();
+      row.querySelector('button[data-queue]').focus();
     }
   } else {
     $('#queues-table tbody').append(row);
@@ -492,6 +575,8 @@ function init() {
   $('#task-cancel').addEventListener('click', () => taskAction('cancel'));
   $('#task-retry').addEventListener('click', () => taskAction('retry'));
   $('#enqueue-form').addEventListener('submit', enqueue);
+  $('#limits-form').addEventListener('submit', saveLimits);
+  $('#limits-cancel').addEventListener('click', () => $('#limits-dialog').close());
   window.addEventListener('hashchange', route);
   if (token()) {
     start();

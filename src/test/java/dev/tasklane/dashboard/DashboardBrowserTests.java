@@ -97,19 +97,38 @@ final class DashboardBrowserTests extends WorkerIntegrationTest {
         By row = By.cssSelector("#queues-table tr[data-queue='" + idleQueue + "']");
         wait.until(ExpectedConditions.visibilityOfElementLocated(row));
         wait.until(driver -> {
-            driver.findElement(row).findElement(By.tagName("button")).click();
+            driver.findElement(row).findElement(By.cssSelector("button[data-queue]")).click();
             return true;
         });
-        wait.until(driver -> driver.findElement(row).findElement(By.className("badge")).getText().equals("paused"));
+        wait.until(driver -> driver.findElement(row).findElement(By.cssSelector("td:last-child .badge")).getText().equals("paused"));
         assertThat(api().get().uri("/api/v1/queues").exchange().expectBody(String.class).returnResult()
                 .getResponseBody()).contains("\"name\":\"" + idleQueue + "\"");
         screenshot("dashboard.png");
 
         wait.until(driver -> {
-            driver.findElement(row).findElement(By.tagName("button")).click();
+            driver.findElement(row).findElement(By.cssSelector("button[data-queue]")).click();
             return true;
         });
-        wait.until(driver -> driver.findElement(row).findElement(By.className("badge")).getText().equals("active"));
+        wait.until(driver -> driver.findElement(row).findElement(By.cssSelector("td:last-child .badge")).getText().equals("active"));
+
+        // flow control: a bad setting is explained in the dialog, a good one shows in the row
+        wait.until(driver -> {
+            driver.findElement(row).findElement(By.cssSelector("button[data-edit-limits]")).click();
+            return true;
+        });
+        replace(wait.until(ExpectedConditions.visibilityOfElementLocated(By.id("limits-max-running"))), "2");
+        replace(browser.findElement(By.id("limits-rate-count")), "30");
+        browser.findElement(By.id("limits-save")).click();
+        wait.until(ExpectedConditions.textToBePresentInElementLocated(By.id("limits-error"), "rate.periodSeconds"));
+        replace(browser.findElement(By.id("limits-rate-period")), "60");
+        new org.openqa.selenium.support.ui.Select(browser.findElement(By.id("limits-fairness"))).selectByValue("round-robin");
+        browser.findElement(By.id("limits-save")).click();
+        wait.until(ExpectedConditions.invisibilityOfElementLocated(By.id("limits-dialog")));
+        wait.until(driver -> driver.findElement(row).findElement(By.cssSelector("td.flow")).getText()
+                .startsWith("max 2 · 30/60s · round-robin"));
+        wait.until(driver -> api().get().uri("/api/v1/queues").exchange().expectBody(String.class).returnResult()
+                .getResponseBody().contains("\"limits\":{\"maxRunning\":2,\"maxRunningPerKey\":null,"
+                        + "\"rate\":{\"count\":30,\"periodSeconds\":60},\"ratePerKey\":null,\"fairness\":\"round-robin\"}"));
         assertThat(((JavascriptExecutor) browser).executeScript("return window.sameDocument === true;"))
                 .as("no reload along the way").isEqualTo(true);
     }
