@@ -26,6 +26,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.IntFunction;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 
@@ -60,6 +61,7 @@ public final class Benchmark {
     private StatementTimes statementTimes;
     /** PostgreSQL's execution time per task by statement in the bare claim and complete loop. */
     private Map<String, Double> ceilingMicrosByStatement = Map.of();
+    private double unlimitedBurnDown;
 
     private Benchmark(Sizes sizes) {
         this.sizes = sizes;
@@ -78,10 +80,13 @@ public final class Benchmark {
         String streamed = "streamed-" + run;
         String scale = "scale-" + run;
         String warm = "warmup-" + run;
+        String limited = "limited-" + run;
+        String fair = "fair-" + run;
         int c = sizes.concurrency();
         CompletableFuture<ServiceProcess> startingA = CompletableFuture.supplyAsync(() -> start(Map.of(
                 "TASKLANE_WORKER_QUEUES", bench + ":" + c + "," + streamed + ":" + c + "," + pickup + ":4,"
-                        + pickupBehindDelayed + ":4," + scale + ":" + c + "," + warm + ":" + c),
+                        + pickupBehindDelayed + ":4," + scale + ":" + c + "," + warm + ":" + c + "," + limited + ":" + c
+                        + "," + fair + ":" + c),
                 "-Xmx1g"));
         CompletableFuture<ServiceProcess> startingB = CompletableFuture.supplyAsync(() -> start(Map.of(
                 "TASKLANE_WORKER_QUEUES", scale + ":" + c + "," + warm + ":" + c), "-Xmx512m"));
@@ -115,6 +120,8 @@ public final class Benchmark {
                         null, null, "the service's own statements, batches of " + c + ", two loops, nothing in between"));
                 step("burn-down, one replica");
                 burnDown(a, b, bench, ceilingEnqueue, ceilingProcess, ceilingPostgresMicros);
+                step("burn-down, one replica, flow control");
+                flowControlledBurnDowns(a, b, limited, fair);
                 step("burn-down, one replica, streamed to a subscriber on the other");
                 streamedBurnDown(a, b, streamed, ceilingProcess);
                 step("single enqueue");
@@ -200,8 +207,9 @@ public final class Benchmark {
         statementTimes.reset();
         BurnDown timed = resumeAndAwait(a, b, queue);
         Map<String, Double> byStatement = microsPerTask(statementTimes.millisByStatement(), sizes.tasks());
+        unlimitedBurnDown = sizes.tasks() / timed.seconds();
         figures.add(new Figure("burn-down, one replica (" + sizes.tasks() + " noop, concurrency "
-                + sizes.concurrency() + ")", "tasks/s", sizes.tasks() / timed.seconds(), ceilingProcess,
+                + sizes.concurrency() + ")", "tasks/s", unlimitedBurnDown, ceilingProcess,
                 ">= 0.8× graphile-worker's batched mode", timed.describe()));
         double postgresMicros = timed.cpu().postgresMicrosPer(sizes.tasks());
         figures.add(new Figure("PostgreSQL CPU per task in that burn-down", "µs", postgresMicros, null, null,
@@ -215,6 +223,45 @@ public final class Benchmark {
                         "pg_stat_statements; the ceiling column is the bare loop's"));
             }
         });
+    }
+
+    /**
+     * The same burn-down on a queue with {@code maxRunning: 1000}, and on one with round-robin
+     * fairness over 1,000 concurrency keys, each against the unlimited burn-down just before.
+     */
+    private void flowControlledBurnDowns(ServiceProcess a, ServiceProcess b, String limited, String fair)
+            throws Exception {
+        patch(a, limited, "{\"maxRunning\": 1000}");
+        BurnDown capped = pausedBurnDown(a, b, limited, i -> "{\"type\": \"noop\"}");
+        figures.add(new Figure("burn-down, maxRunning 1000 / without limits", "×",
+                sizes.tasks() / capped.seconds() / unlimitedBurnDown, null, ">= 0.8",
+                String.format("%,.0f tasks/s; ", sizes.tasks() / capped.seconds()) + capped.describe()));
+        patch(a, fair, "{\"fairness\": \"round-robin\"}");
+        BurnDown turns = pausedBurnDown(a, b, fair, i -> "{\"type\": \"noop\", \"concurrencyKey\": \"k" + (i % 1000) + "\"}");
+        figures.add(new Figure("burn-down, round-robin over 1,000 keys / without limits", "×",
+                sizes.tasks() / turns.seconds() / unlimitedBurnDown, null, ">= 0.6",
+                String.format("%,.0f tasks/s; ", sizes.tasks() / turns.seconds()) + turns.describe()));
+    }
+
+    private BurnDown pausedBurnDown(ServiceProcess a, ServiceProcess b, String queue, IntFunction<String> item)
+            throws Exception {
+        standInForAutovacuum();
+        post(a, "/api/v1/queues/" + queue + "/pause", null, 200);
+        String batch = IntStream.range(0, sizes.bulkBatch()).mapToObj(item)
+                .collect(Collectors.joining(",", "{\"tasks\": [", "]}"));
+        parallel(sizes.tasks() / sizes.bulkBatch(), sizes.bulkInFlight(),
+                i -> post(a, "/api/v1/queues/" + queue + "/tasks/batch", batch, 201));
+        return resumeAndAwait(a, b, queue);
+    }
+
+    private static void patch(ServiceProcess replica, String queue, String body) throws Exception {
+        HttpResponse<String> response = HTTP.send(HttpRequest.newBuilder(
+                        URI.create("http://127.0.0.1:" + replica.port() + "/api/v1/queues/" + queue))
+                .header("Authorization", "Bearer " + TOKEN).header("Content-Type", "application/merge-patch+json")
+                .method("PATCH", HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+        if (response.statusCode() != 200) {
+            throw new IllegalStateException("PATCH " + queue + ": " + response.statusCode() + " " + response.body());
+        }
     }
 
     /** The same burn-down while replica B streams every {@code succeeded} event to a subscriber. */
