@@ -349,17 +349,21 @@ final class TaskSql {
      * starting after the key that had the last turn (queue.last_key), then every key's second, and
      * so on. Only the picked rows are locked, SKIP LOCKED for the few that a cancel holds; no other
      * claimer reads this queue meanwhile. The picked rows are found by id from an array, whatever
-     * the planner guesses of their number. A task's run_at is read against the transaction's start.
+     * the planner guesses of their number. Waiting rows are named as task_claim_key_idx names them
+     * and their state tested as {@code (state = 'queued') IS TRUE}, which no index can serve, so
+     * that stale statistics cannot lead the planner to another index (see migration V012). A
+     * task's run_at is read against the transaction's start.
      */
     static final String CLAIM_BY_KEY = """
             WITH RECURSIVE keys AS (
                 (SELECT concurrency_key AS k FROM task
-                 WHERE queue = :queue AND state = 'queued'
+                 WHERE queue = :queue AND lease_id IS NULL AND finished_at IS NULL AND (state = 'queued') IS TRUE
                    AND NOT EXISTS (SELECT 1 FROM queue q WHERE q.name = :queue AND q.paused)
                  ORDER BY concurrency_key LIMIT 1)
                 UNION ALL
                 SELECT (SELECT t.concurrency_key FROM task t
-                        WHERE t.queue = :queue AND t.state = 'queued' AND t.concurrency_key > keys.k
+                        WHERE t.queue = :queue AND t.lease_id IS NULL AND t.finished_at IS NULL
+                          AND (t.state = 'queued') IS TRUE AND t.concurrency_key > keys.k
                         ORDER BY t.concurrency_key LIMIT 1)
                 FROM keys WHERE keys.k IS NOT NULL
             ),
@@ -390,7 +394,8 @@ final class TaskSql {
                     SELECT t.id, t.priority, t.run_at,
                            row_number() OVER (ORDER BY t.priority DESC, t.run_at, t.id) AS rank
                     FROM task t
-                    WHERE t.queue = :queue AND t.concurrency_key = r.k AND t.state = 'queued' AND t.run_at <= now()
+                    WHERE t.queue = :queue AND t.concurrency_key = r.k AND t.lease_id IS NULL AND t.finished_at IS NULL
+                      AND (t.state = 'queued') IS TRUE AND t.run_at <= now()
                       AND (cardinality(CAST(:types AS text[])) = 0 OR t.type = ANY(CAST(:types AS text[])))
                     ORDER BY t.priority DESC, t.run_at, t.id
                     LIMIT r.room
@@ -405,7 +410,7 @@ final class TaskSql {
             ),
             next AS MATERIALIZED (
                 SELECT t.id FROM task t
-                WHERE t.id = ANY (ARRAY(SELECT id FROM chosen)) AND t.state = 'queued'
+                WHERE t.id = ANY (ARRAY(SELECT id FROM chosen)) AND (t.state = 'queued') IS TRUE
                 ORDER BY t.id
                 FOR UPDATE OF t SKIP LOCKED
             ),
