@@ -14,7 +14,7 @@ import org.springframework.test.context.TestPropertySource;
 @Import(TestHandlers.class)
 @TestPropertySource(properties = {
         "tasklane.worker.queues=wk-basic:8,wk-order:1,wk-retry:4,wk-pause:4,wk-cancel:4,wk-pickup:2,wk-rescue:4,"
-                + "wk-http:4,wk-timeout:4,wk-due:2",
+                + "wk-http:4,wk-timeout:4,wk-due:2,wk-flow:4",
         "tasklane.http.allowed-hosts=127.0.0.1",
         "tasklane.worker.lease=2s",
         "tasklane.worker.poll-interval=10s",
