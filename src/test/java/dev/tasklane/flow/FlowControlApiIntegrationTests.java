@@ -157,6 +157,18 @@ final class FlowControlApiIntegrationTests extends IntegrationTest {
     }
 
     @Test
+    void anExpiredLeaseKeepsItsSlotUntilTheTaskIsRescued() throws Exception {
+        patch("{\"maxRunning\": 1}", 200);
+        tasks.enqueue(queue, "{\"type\": \"t\"}");
+        tasks.enqueue(queue, "{\"type\": \"t\"}");
+        long lost = ids(claim("{\"workerId\": \"gone\", \"leaseSeconds\": 1}")).get(0);
+        Thread.sleep(1500); // the lease has run out; this context runs no rescuer
+        assertThat(ids(claim("{\"workerId\": \"b\", \"max\": 5}"))).isEmpty();
+        assertThat(store.rescueExpired(100).map(task -> task.id()).collectList().block()).contains(lost);
+        assertThat(ids(claim("{\"workerId\": \"b\", \"max\": 5}"))).hasSize(1);
+    }
+
+    @Test
     void aWaitingLongPollWakesWhenASlotFrees() throws Exception {
         patch("{\"maxRunning\": 1}", 200);
         tasks.enqueue(queue, "{\"type\": \"t\"}");
