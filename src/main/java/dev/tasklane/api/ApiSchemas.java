@@ -128,4 +128,17 @@ final class ApiSchemas {
             @Schema(requiredMode = Schema.RequiredMode.REQUIRED, minimum = "1", maximum = "1000000") int count,
             @Schema(requiredMode = Schema.RequiredMode.REQUIRED, minimum = "1", maximum = "1000000") int periodSeconds) {
     }
+
+    /** {@code POST /tasks/retry}, {@code /cancel}, {@code /delete}: ids, or a queue's filter. */
+    @Schema(name = "BulkRequest", description = "Give ids, or a filter with queue; not both")
+    record BulkRequest(
+            @Schema(description = "1..1000 task ids") @Nullable List<Long> ids,
+            @Schema(description = "The queue a filter reads (required without ids)") @Nullable String queue,
+            @Schema(allowableValues = {"queued", "running", "succeeded", "failed", "cancelled"}) @Nullable String state,
+            @Nullable String type,
+            @Schema(minLength = 1, maxLength = 128) @Nullable String concurrencyKey,
+            @Schema(format = "date-time", description = "Only tasks created before this") @Nullable String createdBefore,
+            @Schema(minimum = "1", maximum = "100000", defaultValue = "100000",
+                    description = "The most tasks the action looks at") @Nullable Integer limit) {
+    }
 }

@@ -82,7 +82,14 @@ final class TaskChanges {
     }
 
     void retried(Task task) {
-        wakeForQueued(List.of(task));
+        retried(List.of(task));
+    }
+
+    void retried(List<Task> tasks) {
+        if (tasks.isEmpty()) {
+            return;
+        }
+        wakeForQueued(tasks);
         events.appendedAndNotified();
     }
 

@@ -800,4 +800,96 @@ final class TaskSql {
             )
             SELECT changed.* FROM changed LEFT JOIN notified ON true
             """;
+
+    /**
+     * Bulk actions: the next batch of ids that a filter selects, after :after, in id order. The
+     * filter conditions go between the prefix and the suffix as {@code AND ...}; :queue is always
+     * one of them, so the batch reads the queue's own index. Locks nothing.
+     */
+    static final String BULK_MATCH_PREFIX = "SELECT id FROM task WHERE queue = :queue AND id > :after";
+
+    static final String BULK_MATCH_SUFFIX = " ORDER BY id LIMIT :batch";
+
+    /**
+     * Retries the failed and cancelled tasks among :ids, as {@link #RETRY} does one; the others are
+     * left alone. Locks the rows in id order first, as the outcome statements do; the update finds
+     * them by id from an array, whatever the planner guesses of their number.
+     */
+    static final String RETRY_MANY = """
+            WITH locked AS MATERIALIZED (
+                SELECT id FROM task
+                WHERE id = ANY (:ids::bigint[]) AND state IN ('failed', 'cancelled')
+                ORDER BY id
+                FOR UPDATE
+            ),
+            changed AS (
+                UPDATE task
+                SET state = 'queued', attempt = 0, run_at = now(), finished_at = NULL, started_at = NULL,
+                    result = NULL, last_error = NULL, progress_percent = NULL, progress_message = NULL
+                WHERE id = ANY (ARRAY(SELECT id FROM locked))
+                RETURNING *
+            ),
+            events AS (
+                INSERT INTO task_event (task_id, concurrency_key, queue, task_type, name, state, attempt, detail)
+                SELECT id, nullif(concurrency_key, ''), queue, type, 'queued', 'queued', attempt,
+                       jsonb_build_object('runAt', to_char(run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+                                          'error', null)
+                FROM changed
+                ORDER BY id
+            ),
+            notified AS (
+                SELECT pg_notify('tasklane_events', '') FROM (SELECT 1 FROM changed LIMIT 1) AS any_row
+            )
+            SELECT changed.* FROM changed LEFT JOIN notified ON true
+            """;
+
+    /**
+     * Cancels the queued and running tasks among :ids, as {@link #CANCEL} does one; returns each
+     * with the worker and lease that were running it, so that exactly those attempts can be
+     * stopped. Locks the rows in id order first.
+     */
+    static final String CANCEL_MANY = """
+            WITH before AS MATERIALIZED (
+                SELECT id, worker_id, lease_id FROM task
+                WHERE id = ANY (:ids::bigint[]) AND state IN ('queued', 'running')
+                ORDER BY id
+                FOR UPDATE
+            ),
+            changed AS (
+                UPDATE task
+                SET state = 'cancelled', finished_at = now(), worker_id = NULL, lease_id = NULL,
+                    lease_expires_at = NULL, timeout_at = NULL
+                WHERE id = ANY (ARRAY(SELECT id FROM before))
+                RETURNING *
+            ),
+            events AS (
+                INSERT INTO task_event (task_id, concurrency_key, queue, task_type, name, state, attempt, detail)
+                SELECT id, nullif(concurrency_key, ''), queue, type, 'cancelled', 'cancelled', attempt, '{}'::jsonb
+                FROM changed
+                ORDER BY id
+            ),
+            notified AS (
+                SELECT pg_notify('tasklane_events', '') FROM (SELECT 1 FROM changed LIMIT 1) AS any_row
+            )
+            SELECT changed.*, before.worker_id AS previous_worker_id, before.lease_id AS previous_lease_id
+            FROM changed JOIN before USING (id) LEFT JOIN notified ON true
+            """;
+
+    /**
+     * Deletes the terminal tasks among :ids, each leaving a tombstone as {@link #DELETE_TERMINAL}
+     * does; returns how many it deleted.
+     */
+    static final String DELETE_MANY = """
+            WITH deleted AS (
+                DELETE FROM task
+                WHERE id = ANY (:ids::bigint[]) AND state IN ('succeeded', 'failed', 'cancelled')
+                RETURNING id, finished_at
+            ),
+            tombstone AS (
+                INSERT INTO task_tombstone (task_id, finished_at)
+                SELECT id, coalesce(finished_at, now()) FROM deleted
+                ON CONFLICT (task_id) DO NOTHING
+            )
+            SELECT count(*) AS deleted FROM deleted
+            """;
 }

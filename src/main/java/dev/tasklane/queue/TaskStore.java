@@ -53,6 +53,9 @@ public class TaskStore {
      */
     private static final int SINGLE_ENQUEUES_IN_FLIGHT = 2;
 
+    /** Ids per statement of a bulk action: one short transaction each. */
+    static final int BULK_BATCH = 1000;
+
     /** About how many bytes of payloads and results one page of the task list may hold. */
     static final int PAGE_BYTES = 4 * 1024 * 1024;
 
@@ -589,6 +592,79 @@ public class TaskStore {
         return db.sql(TaskSql.RETRY).bind("id", id).map(TaskStore::toTask).one()
                 .doOnNext(changes::retried)
                 .switchIfEmpty(Mono.defer(() -> explainRefusal(id, "retried")));
+    }
+
+    /**
+     * The tasks a bulk action looks at, in batches of at most {@link #BULK_BATCH} ids in id
+     * order, {@code limit} in all: each batch is one short transaction of the action.
+     */
+    public Flux<List<Long>> bulkBatches(BulkSelection selection) {
+        if (!selection.ids().isEmpty()) {
+            List<Long> ids = selection.ids().stream().distinct().sorted().limit(selection.limit()).toList();
+            return Flux.fromIterable(ids).buffer(BULK_BATCH);
+        }
+        StringBuilder sql = new StringBuilder(TaskSql.BULK_MATCH_PREFIX);
+        Map<String, Object> binds = new HashMap<>();
+        binds.put("queue", Objects.requireNonNull(selection.queue()));
+        if (selection.state() != null) {
+            sql.append(" AND state = :state");
+            binds.put("state", selection.state().wireName());
+        }
+        if (selection.type() != null) {
+            sql.append(" AND type = :type");
+            binds.put("type", selection.type());
+        }
+        if (selection.concurrencyKey() != null) {
+            sql.append(" AND concurrency_key = :concurrencyKey");
+            binds.put("concurrencyKey", selection.concurrencyKey());
+        }
+        if (selection.createdBefore() != null) {
+            sql.append(" AND created_at < :createdBefore");
+            binds.put("createdBefore", selection.createdBefore());
+        }
+        String match = sql.append(TaskSql.BULK_MATCH_SUFFIX).toString();
+        record Page(List<Long> ids, int remaining, boolean last) {
+        }
+        Function<Page, Mono<Page>> next = page -> {
+            if (page.last() || page.remaining() == 0) {
+                return Mono.empty();
+            }
+            int size = Math.min(BULK_BATCH, page.remaining());
+            Map<String, Object> values = new HashMap<>(binds);
+            values.put("after", page.ids().isEmpty() ? 0L : page.ids().get(page.ids().size() - 1));
+            values.put("batch", size);
+            return db.sql(match).bindValues(values).map(row -> Objects.requireNonNull(row.get("id", Long.class)))
+                    .all().collectList()
+                    .filter(ids -> !ids.isEmpty())
+                    .map(ids -> new Page(ids, page.remaining() - ids.size(), ids.size() < size));
+        };
+        return next.apply(new Page(List.of(), selection.limit(), false))
+                .expand(next)
+                .map(Page::ids);
+    }
+
+    /** Retries the failed and cancelled tasks among {@code ids}; returns them. */
+    public Mono<List<Task>> retryMany(List<Long> ids) {
+        return db.sql(TaskSql.RETRY_MANY).bind("ids", ids.toArray(Long[]::new)).map(TaskStore::toTask).all()
+                .collectList()
+                .doOnNext(changes::retried);
+    }
+
+    /** Cancels the queued and running tasks among {@code ids}; returns them with the attempts that ran them. */
+    public Mono<List<Cancelled>> cancelMany(List<Long> ids) {
+        return db.sql(TaskSql.CANCEL_MANY).bind("ids", ids.toArray(Long[]::new))
+                .map(row -> new Cancelled(toTask(row), row.get("previous_worker_id", String.class),
+                        row.get("previous_lease_id", UUID.class)))
+                .all()
+                .collectList()
+                .doOnNext(cancelled -> changes.ended(cancelled.stream().map(Cancelled::task).toList()));
+    }
+
+    /** Deletes the terminal tasks among {@code ids}, leaving their events to retention; returns how many. */
+    public Mono<Long> deleteMany(List<Long> ids) {
+        return db.sql(TaskSql.DELETE_MANY).bind("ids", ids.toArray(Long[]::new))
+                .map(row -> Objects.requireNonNull(row.get("deleted", Long.class)))
+                .one();
     }
 
     /**

@@ -3,6 +3,7 @@ package dev.tasklane.worker;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -100,19 +101,33 @@ public class Workers implements SmartLifecycle {
      * Only that attempt: a later claim of the same task (retried meanwhile) runs on.
      */
     public Mono<Task> cancel(long taskId) {
-        return store.cancel(taskId).flatMap(cancelled -> {
-            String previous = cancelled.previousWorkerId();
-            if (previous == null || cancelled.previousLeaseId() == null) {
-                return Mono.just(cancelled.task());
+        return store.cancel(taskId).flatMap(cancelled -> stopAttempts(List.of(cancelled)).thenReturn(cancelled.task()));
+    }
+
+    /**
+     * Cancels the queued and running tasks among some ids (a batch of a bulk cancel), stopping
+     * the attempts that ran them as {@link #cancel} does; emits how many it cancelled.
+     */
+    public Mono<Integer> cancelMany(List<Long> ids) {
+        return store.cancelMany(ids).flatMap(cancelled -> stopAttempts(cancelled).thenReturn(cancelled.size()));
+    }
+
+    /** Stops the attempts that ran cancelled tasks: here at once, elsewhere by one NOTIFY. */
+    private Mono<Void> stopAttempts(List<TaskStore.Cancelled> cancelled) {
+        List<String> elsewhere = new ArrayList<>();
+        for (TaskStore.Cancelled task : cancelled) {
+            String previous = task.previousWorkerId();
+            if (previous == null || task.previousLeaseId() == null) {
+                continue;
             }
-            LeaseKey lease = new LeaseKey(taskId, cancelled.previousLeaseId());
+            LeaseKey lease = new LeaseKey(task.task().id(), task.previousLeaseId());
             if (previous.equals(workerId)) {
                 keeper.stop(lease, Attempt.Stop.CANCELLED);
-                return Mono.just(cancelled.task());
+            } else {
+                elsewhere.add(lease.taskId() + ":" + lease.leaseId());
             }
-            return notifier.send(Channel.CANCEL, List.of(taskId + ":" + lease.leaseId()))
-                    .thenReturn(cancelled.task());
-        });
+        }
+        return elsewhere.isEmpty() ? Mono.empty() : notifier.send(Channel.CANCEL, elsewhere);
     }
 
     /** Completes when this replica starts draining: waiting long polls answer, streams close. */

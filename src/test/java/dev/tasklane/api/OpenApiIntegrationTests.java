@@ -34,6 +34,9 @@ final class OpenApiIntegrationTests extends IntegrationTest {
             "post /api/v1/queues/{queue}/pause",
             "post /api/v1/queues/{queue}/resume",
             "patch /api/v1/queues/{queue}",
+            "post /api/v1/tasks/retry",
+            "post /api/v1/tasks/cancel",
+            "post /api/v1/tasks/delete",
             "get /api/v1/workers");
 
     private static final Map<String, List<String>> EXPECTED_ANSWERS = Map.of(
