@@ -236,7 +236,7 @@ function flowSummary(queue) {
     cell.append(' ', badge(`${held[field]} held: ${label}`, 'held'));
   }
   const edit = el('button', {
-    type: 'button', class: 'quiet', text: 'Edit', 'data-edit-limits': queue.name,
+    type: 'button', class: 'small', text: 'Edit', 'data-edit-limits': queue.name,
     'aria-label': `Edit flow control of queue ${queue.name}`,
   });
   edit.addEventListener('click', () => openLimits(queue));
@@ -306,12 +306,26 @@ function queueRow(queue) {
       button.disabled = false;
     }
   });
+  const cells = [];
+  if (queue.failed > 0) {
+    const redrive = el('button', {
+      type: 'button', class: 'small', text: 'Retry failed', 'data-retry-failed': queue.name,
+      'aria-label': `Retry the failed tasks of queue ${queue.name}`,
+    });
+    redrive.addEventListener('click', async () => {
+      redrive.disabled = true;
+      const result = await guarded(() => call('POST', '/tasks/retry', { queue: queue.name, state: 'failed' }));
+      redrive.textContent = result ? `${result.count} retried` : 'Retry failed';
+      redrive.disabled = false;
+    });
+    cells.push(' ', redrive);
+  }
   return el('tr', { 'data-queue': queue.name },
       el('th', { scope: 'row' }, el('a', { href: `#/tasks?queue=${encodeURIComponent(queue.name)}`, text: queue.name })),
       el('td', { class: 'num', text: queue.queued }),
       el('td', { class: 'num', text: queue.running }),
       el('td', { class: 'num', text: queue.succeeded }),
-      el('td', { class: 'num', text: queue.failed }),
+      el('td', { class: 'num' }, String(queue.failed), ...cells),
       el('td', { class: 'num', text: queue.cancelled }),
       el('td', { class: 'num', text: age(queue.oldestQueuedAgeSeconds) }),
       el('td', { class: 'chart' }, sparkline(queue.name)),

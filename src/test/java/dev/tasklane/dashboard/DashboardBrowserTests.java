@@ -28,6 +28,7 @@ import org.openqa.selenium.chrome.ChromeOptions;
 import org.openqa.selenium.support.ui.ExpectedConditions;
 import org.openqa.selenium.support.ui.WebDriverWait;
 import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.http.MediaType;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -72,6 +73,13 @@ final class DashboardBrowserTests extends WorkerIntegrationTest {
     void aUserEnqueuesATaskWatchesItsProgressToTheEndAndPausesAQueueWithoutReloading() throws Exception {
         String idleQueue = TaskFixtures.uniqueQueue("dashboard");
         new Tasks(api()).enqueue(idleQueue, "{\"type\": \"noop\"}"); // no worker here: it waits, listed
+        long failed = new Tasks(api()).enqueue(idleQueue, "{\"type\": \"t\"}").get("id").longValue();
+        api().post().uri("/api/v1/queues/{q}/claims", idleQueue).contentType(MediaType.APPLICATION_JSON)
+                .bodyValue("{\"workerId\": \"w\", \"types\": [\"t\"]}").exchange().expectStatus().isOk().expectBody()
+                .returnResult();
+        api().post().uri("/api/v1/tasks/{id}/fail", failed).contentType(MediaType.APPLICATION_JSON)
+                .bodyValue("{\"workerId\": \"w\", \"error\": \"down\", \"retry\": false}").exchange()
+                .expectStatus().isOk().expectBody().returnResult();
         // Rows are redrawn as counts change: an element found a moment ago may be gone.
         WebDriverWait wait = (WebDriverWait) new WebDriverWait(browser, Duration.ofSeconds(30))
                 .ignoring(StaleElementReferenceException.class);
@@ -103,7 +111,6 @@ final class DashboardBrowserTests extends WorkerIntegrationTest {
         wait.until(driver -> driver.findElement(row).findElement(By.cssSelector("td:last-child .badge")).getText().equals("paused"));
         assertThat(api().get().uri("/api/v1/queues").exchange().expectBody(String.class).returnResult()
                 .getResponseBody()).contains("\"name\":\"" + idleQueue + "\"");
-        screenshot("dashboard.png");
 
         wait.until(driver -> {
             driver.findElement(row).findElement(By.cssSelector("button[data-queue]")).click();
@@ -129,6 +136,15 @@ final class DashboardBrowserTests extends WorkerIntegrationTest {
         wait.until(driver -> api().get().uri("/api/v1/queues").exchange().expectBody(String.class).returnResult()
                 .getResponseBody().contains("\"limits\":{\"maxRunning\":2,\"maxRunningPerKey\":null,"
                         + "\"rate\":{\"count\":30,\"periodSeconds\":60},\"ratePerKey\":null,\"fairness\":\"round-robin\"}"));
+        ((JavascriptExecutor) browser).executeScript("document.querySelector('#queues-table').parentElement.scrollLeft = 0;");
+        screenshot("dashboard.png");
+
+        // one click redrives the queue's failed tasks
+        wait.until(driver -> {
+            driver.findElement(row).findElement(By.cssSelector("button[data-retry-failed]")).click();
+            return true;
+        });
+        wait.until(driver -> new Tasks(api()).get(failed).get("state").stringValue().equals("queued"));
         assertThat(((JavascriptExecutor) browser).executeScript("return window.sameDocument === true;"))
                 .as("no reload along the way").isEqualTo(true);
     }
