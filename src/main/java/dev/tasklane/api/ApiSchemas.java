@@ -38,7 +38,10 @@ final class ApiSchemas {
             @Schema(minLength = 1, maxLength = 128,
                     description = "The task's group for its queue's flow control (maxRunningPerKey, ratePerKey,"
                             + " round-robin): a tenant, a customer. Tasks without one form one group of their own")
-            @Nullable String concurrencyKey) {
+            @Nullable String concurrencyKey,
+            @Schema(minimum = "0", maximum = "10000", defaultValue = "100",
+                    description = "How often the task may snooze; past that a snooze fails the attempt")
+            @Nullable Integer maxSnoozes) {
     }
 
     @Schema(name = "BatchEnqueueRequest", description = "Up to 1000 tasks, all enqueued or none")
@@ -90,6 +93,17 @@ final class ApiSchemas {
             @Schema(requiredMode = Schema.RequiredMode.REQUIRED) String error,
             @Schema(defaultValue = "true", description = "false fails the task whatever attempts are left")
             @Nullable Boolean retry) {
+    }
+
+    @Schema(name = "SnoozeRequest")
+    record Snooze(
+            @Schema(requiredMode = Schema.RequiredMode.REQUIRED) String workerId,
+            @Schema(description = "The leaseId the claim handed out: act only on that lease (409 when stale)")
+            @Nullable String leaseId,
+            @Schema(requiredMode = Schema.RequiredMode.REQUIRED, minimum = "0", maximum = "31536000",
+                    description = "Run again after this long; the attempt is not counted (past maxSnoozes it fails"
+                            + " as retryable with 'snoozed too often')")
+            long delaySeconds) {
     }
 
     @Schema(name = "Problem", description = "RFC 9457 problem details")

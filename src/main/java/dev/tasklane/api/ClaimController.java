@@ -34,6 +34,7 @@ class ClaimController {
     private static final int MAX_WORKER_ID = 200;
     private static final int MAX_MESSAGE = 1000;
     private static final int MAX_ERROR = 10_000;
+    private static final long MAX_SNOOZE_SECONDS = 31_536_000;
     /** Never drawn as a lease id (they are random), so it matches no lease. */
     private static final UUID NO_LEASE = new UUID(0, 0);
 
@@ -154,6 +155,29 @@ class ClaimController {
         boolean retry = fields.bool("retry").orElse(true);
         failOn(errors);
         return pull.fail(taskId, workerId.orElseThrow(), leaseId, error.orElseThrow(), retry).map(TaskJson::of);
+    }
+
+    @Operation(operationId = "snooze",
+            summary = "Snooze a claimed task: queued again after delaySeconds, the attempt not counted",
+            responses = {
+                @ApiResponse(responseCode = "200", description = "The task, queued again (or failed past maxSnoozes)")
+            })
+    @PostMapping("/tasks/{id}/snooze")
+    Mono<TaskJson> snooze(@PathVariable String id,
+            @io.swagger.v3.oas.annotations.parameters.RequestBody(required = true,
+                    content = @Content(schema = @Schema(implementation = ApiSchemas.Snooze.class)))
+            @RequestBody JsonNode body) {
+        long taskId = TaskIds.parse(id);
+        List<FieldError> errors = new ArrayList<>();
+        JsonFields fields = JsonFields.of(body, "", errors);
+        Optional<String> workerId = fields.requiredText("workerId", MAX_WORKER_ID);
+        UUID leaseId = leaseId(fields);
+        if (!fields.has("delaySeconds")) {
+            fields.invalid("delaySeconds", "is required");
+        }
+        long delaySeconds = fields.integer("delaySeconds", 0, MAX_SNOOZE_SECONDS).orElse(0L);
+        failOn(errors);
+        return pull.snooze(taskId, workerId.orElseThrow(), leaseId, Duration.ofSeconds(delaySeconds)).map(TaskJson::of);
     }
 
     private String resultText(JsonFields fields, JsonNode value) {

@@ -114,6 +114,8 @@ final class EnqueueRequests {
         int maxAttempts = fields.integer("maxAttempts", 1, 100).orElse((long) NewTask.DEFAULT_MAX_ATTEMPTS).intValue();
         String key = fields.text("idempotencyKey", MAX_KEY_LENGTH).orElse(null);
         String concurrencyKey = fields.text("concurrencyKey", MAX_CONCURRENCY_KEY_LENGTH).orElse(null);
+        int maxSnoozes = fields.integer("maxSnoozes", 0, NewTask.MAX_SNOOZES)
+                .orElse((long) NewTask.DEFAULT_MAX_SNOOZES).intValue();
         int timeoutSeconds = fields.integer("timeoutSeconds", 1, NewTask.MAX_TIMEOUT_SECONDS)
                 .map(Long::intValue).orElse(defaultTimeoutSeconds);
         Instant runAt = fields.string("runAt").map(text -> parseRunAt(fields, text)).orElse(null);
@@ -125,7 +127,7 @@ final class EnqueueRequests {
             return null;
         }
         return new NewTask(type.get(), payload, priority, runAt, delay, maxAttempts, key, timeoutSeconds,
-                concurrencyKey);
+                concurrencyKey, maxSnoozes);
     }
 
     private static int errorCount(JsonFields fields) {

@@ -33,7 +33,7 @@ class OpenApiConfig {
     private static final String BEARER = "bearer";
     private static final String PROBLEM = "application/problem+json";
     private static final Set<String> CONFLICTS = Set.of("cancelTask", "retryTask", "deleteTask", "heartbeat", "reportProgress",
-            "complete", "fail");
+            "complete", "fail", "snooze");
 
     @Bean
     OpenAPI tasklaneOpenApi() {

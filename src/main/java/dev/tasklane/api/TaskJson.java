@@ -33,7 +33,9 @@ public record TaskJson(
         @JsonRawValue @Nullable String result,
         @Nullable String lastError,
         @Nullable String idempotencyKey,
-        @Nullable String concurrencyKey) {
+        @Nullable String concurrencyKey,
+        int snoozes,
+        int maxSnoozes) {
 
     /** Progress last reported by the task's handler or worker. */
     public record Progress(@Nullable Integer percent, @Nullable String message) {
@@ -56,6 +58,6 @@ public record TaskJson(
                 WireTime.format(task.finishedAt()), task.workerId(), leaseId, WireTime.format(task.leaseExpiresAt()),
                 task.timeoutSeconds(), WireTime.format(task.timeoutAt()),
                 new Progress(task.progressPercent(), task.progressMessage()), task.result(), task.lastError(),
-                task.idempotencyKey(), task.concurrencyKey());
+                task.idempotencyKey(), task.concurrencyKey(), task.snoozes(), task.maxSnoozes());
     }
 }

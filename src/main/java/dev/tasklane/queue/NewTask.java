@@ -17,18 +17,22 @@ import org.jspecify.annotations.Nullable;
  * @param idempotencyKey null for none
  * @param timeoutSeconds how long one attempt may run, 1..604800
  * @param concurrencyKey the group it belongs to for its queue's flow control; null for the group without a key
+ * @param maxSnoozes how often it may snooze, 0..10000; past that a snooze fails the attempt
  */
 public record NewTask(String type, @Nullable String payload, int priority, @Nullable Instant runAt,
                       Duration delay, int maxAttempts, @Nullable String idempotencyKey, int timeoutSeconds,
-                      @Nullable String concurrencyKey) {
+                      @Nullable String concurrencyKey, int maxSnoozes) {
 
     public static final int DEFAULT_MAX_ATTEMPTS = 5;
     public static final int MAX_TIMEOUT_SECONDS = 604_800;
+    public static final int DEFAULT_MAX_SNOOZES = 100;
+    public static final int MAX_SNOOZES = 10_000;
 
     /** A task without a concurrency key. */
     public NewTask(String type, @Nullable String payload, int priority, @Nullable Instant runAt, Duration delay,
                    int maxAttempts, @Nullable String idempotencyKey, int timeoutSeconds) {
-        this(type, payload, priority, runAt, delay, maxAttempts, idempotencyKey, timeoutSeconds, null);
+        this(type, payload, priority, runAt, delay, maxAttempts, idempotencyKey, timeoutSeconds, null,
+                DEFAULT_MAX_SNOOZES);
     }
 
     public NewTask {
@@ -40,6 +44,9 @@ public record NewTask(String type, @Nullable String payload, int priority, @Null
         }
         if (delay.isNegative()) {
             throw new IllegalArgumentException("delay must not be negative");
+        }
+        if (maxSnoozes < 0 || maxSnoozes > MAX_SNOOZES) {
+            throw new IllegalArgumentException("maxSnoozes must be within 0.." + MAX_SNOOZES);
         }
         if (timeoutSeconds < 1 || timeoutSeconds > MAX_TIMEOUT_SECONDS) {
             throw new IllegalArgumentException("timeoutSeconds must be within 1.." + MAX_TIMEOUT_SECONDS);

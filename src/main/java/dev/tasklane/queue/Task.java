@@ -33,5 +33,7 @@ public record Task(
         @Nullable String result,
         @Nullable String lastError,
         @Nullable String idempotencyKey,
-        @Nullable String concurrencyKey) {
+        @Nullable String concurrencyKey,
+        int snoozes,
+        int maxSnoozes) {
 }

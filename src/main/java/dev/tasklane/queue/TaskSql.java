@@ -32,18 +32,18 @@ final class TaskSql {
                 SELECT nextval(pg_get_serial_sequence('task', 'id')) AS id, i.*
                 FROM unnest(:types::text[], :payloads::text[], :priorities::smallint[], :runAts::text[],
                             :delaysMs::bigint[], :maxAttempts::integer[], :keys::text[], :timeouts::integer[],
-                            :concurrencyKeys::text[])
+                            :concurrencyKeys::text[], :maxSnoozes::integer[])
                      WITH ORDINALITY
                      AS i(type, payload, priority, run_at, delay_ms, max_attempts, idempotency_key, timeout_seconds,
-                          concurrency_key, ord)
+                          concurrency_key, max_snoozes, ord)
             ),
             inserted AS (
                 INSERT INTO task (id, queue, type, payload, priority, run_at, max_attempts, idempotency_key,
-                                  timeout_seconds, concurrency_key)
+                                  timeout_seconds, concurrency_key, max_snoozes)
                 OVERRIDING SYSTEM VALUE
                 SELECT id, :queue, type, payload::jsonb, priority,
                        coalesce(run_at::timestamptz, now() + delay_ms * interval '1 millisecond'),
-                       max_attempts, idempotency_key, timeout_seconds, concurrency_key
+                       max_attempts, idempotency_key, timeout_seconds, concurrency_key, max_snoozes
                 FROM input
                 ORDER BY ord
                 ON CONFLICT (queue, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
@@ -523,7 +523,10 @@ final class TaskSql {
 
     /**
      * Records the outcomes of many attempts at once: success, or failure that is retried after
-     * :delaysMs unless attempts are exhausted or the failure is permanent. An outcome applies only
+     * :delaysMs unless attempts are exhausted or the failure is permanent, or a snooze (:snoozesMs
+     * not null): queued again after that long with the attempt not counted, while the task has
+     * snoozed fewer than max_snoozes times (counted from the locked row), and otherwise the
+     * retryable failure the outcome also describes. An outcome applies only
      * while its worker still holds an unexpired lease on the task: the lease it names, or (with no
      * lease id, as a pull worker may) any lease of that worker. Returns the tasks it changed. Locks
      * the rows in id order first: a replica renews its leases while its outcomes are recorded and
@@ -536,10 +539,11 @@ final class TaskSql {
      */
     static final String COMPLETE_MANY = """
             WITH outcome AS MATERIALIZED (
-                SELECT o.*
+                SELECT o.*, o.snooze_ms IS NOT NULL AND locked.snoozes < locked.max_snoozes AS snoozing
                 FROM unnest(:ids::bigint[], :leaseIds::uuid[], :workerIds::text[], :succeeded::boolean[],
-                            :results::text[], :errors::text[], :retryable::boolean[], :delaysMs::bigint[])
-                     AS o(id, lease_id, worker_id, succeeded, result, error, retryable, delay_ms)
+                            :results::text[], :errors::text[], :retryable::boolean[], :delaysMs::bigint[],
+                            :snoozesMs::bigint[])
+                     AS o(id, lease_id, worker_id, succeeded, result, error, retryable, delay_ms, snooze_ms)
                 JOIN task locked ON locked.id = o.id
                 ORDER BY o.id
                 FOR UPDATE OF locked
@@ -547,19 +551,24 @@ final class TaskSql {
             changed AS (
                 UPDATE task t
                 SET state = CASE WHEN o.succeeded THEN 'succeeded'
+                                 WHEN o.snoozing THEN 'queued'
                                  WHEN o.retryable AND t.attempt < t.max_attempts THEN 'queued'
                                  ELSE 'failed' END,
+                    attempt = CASE WHEN o.snoozing THEN t.attempt - 1 ELSE t.attempt END,
+                    snoozes = CASE WHEN o.snoozing THEN t.snoozes + 1 ELSE t.snoozes END,
                     result = CASE WHEN o.succeeded THEN o.result::jsonb END,
-                    last_error = CASE WHEN o.succeeded THEN t.last_error ELSE o.error END,
-                    run_at = CASE WHEN NOT o.succeeded AND o.retryable AND t.attempt < t.max_attempts
+                    last_error = CASE WHEN o.succeeded OR o.snoozing THEN t.last_error ELSE o.error END,
+                    run_at = CASE WHEN o.snoozing THEN now() + o.snooze_ms * interval '1 millisecond'
+                                  WHEN NOT o.succeeded AND o.retryable AND t.attempt < t.max_attempts
                                   THEN now() + o.delay_ms * interval '1 millisecond' ELSE t.run_at END,
-                    finished_at = CASE WHEN o.succeeded OR NOT o.retryable OR t.attempt >= t.max_attempts
+                    finished_at = CASE WHEN o.snoozing THEN NULL
+                                       WHEN o.succeeded OR NOT o.retryable OR t.attempt >= t.max_attempts
                                        THEN now() END,
                     worker_id = NULL, lease_id = NULL, lease_expires_at = NULL, timeout_at = NULL
                 FROM outcome o
                 WHERE t.id = o.id AND t.state = 'running' AND t.worker_id = o.worker_id
                   AND (o.lease_id IS NULL OR t.lease_id = o.lease_id) AND t.lease_expires_at > now()
-                RETURNING t.*
+                RETURNING t.*, o.snoozing AS snoozed
             ),
             events AS (
                 INSERT INTO task_event (task_id, concurrency_key, queue, task_type, name, state, attempt, detail)
@@ -567,9 +576,13 @@ final class TaskSql {
                        CASE state
                            WHEN 'succeeded' THEN jsonb_build_object('result', result)
                            WHEN 'failed' THEN jsonb_build_object('error', last_error)
-                           ELSE jsonb_build_object('runAt', to_char(run_at AT TIME ZONE 'UTC',
-                                                                    'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
-                                                   'error', last_error)
+                           WHEN 'queued' THEN CASE WHEN snoozed
+                               THEN jsonb_build_object('runAt', to_char(run_at AT TIME ZONE 'UTC',
+                                                                        'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+                                                       'error', null, 'snoozed', true)
+                               ELSE jsonb_build_object('runAt', to_char(run_at AT TIME ZONE 'UTC',
+                                                                        'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+                                                       'error', last_error) END
                        END
                 FROM changed
                 ORDER BY id

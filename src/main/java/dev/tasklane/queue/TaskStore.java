@@ -219,6 +219,7 @@ public class TaskStore {
         String[] keys = new String[n];
         Integer[] timeouts = new Integer[n];
         String[] concurrencyKeys = new String[n];
+        Integer[] maxSnoozes = new Integer[n];
         for (int i = 0; i < n; i++) {
             NewTask task = tasks.get(i);
             types[i] = task.type();
@@ -230,6 +231,7 @@ public class TaskStore {
             keys[i] = task.idempotencyKey();
             timeouts[i] = task.timeoutSeconds();
             concurrencyKeys[i] = task.concurrencyKey() == null ? "" : task.concurrencyKey();
+            maxSnoozes[i] = task.maxSnoozes();
         }
         return db.sql(TaskSql.ENQUEUE_MANY)
                 .bind("queue", queue)
@@ -241,7 +243,8 @@ public class TaskStore {
                 .bind("maxAttempts", maxAttempts)
                 .bind("keys", keys)
                 .bind("timeouts", timeouts)
-                .bind("concurrencyKeys", concurrencyKeys);
+                .bind("concurrencyKeys", concurrencyKeys)
+                .bind("maxSnoozes", maxSnoozes);
     }
 
     public Mono<Task> get(long id) {
@@ -456,8 +459,10 @@ public class TaskStore {
         String[] errors = new String[n];
         Boolean[] retryable = new Boolean[n];
         Long[] delaysMs = new Long[n];
+        Long[] snoozesMs = new Long[n];
         for (int i = 0; i < n; i++) {
             Outcome outcome = outcomes.get(i);
+            snoozesMs[i] = outcome.snooze() == null ? null : outcome.snooze().toMillis();
             ids[i] = outcome.taskId();
             leaseIds[i] = outcome.leaseId();
             workerIds[i] = outcome.workerId();
@@ -470,7 +475,7 @@ public class TaskStore {
         return db.sql(TaskSql.COMPLETE_MANY)
                 .bind("ids", ids).bind("leaseIds", leaseIds).bind("workerIds", workerIds)
                 .bind("succeeded", succeeded).bind("results", results).bind("errors", errors)
-                .bind("retryable", retryable).bind("delaysMs", delaysMs);
+                .bind("retryable", retryable).bind("delaysMs", delaysMs).bind("snoozesMs", snoozesMs);
     }
 
     /**
@@ -701,7 +706,9 @@ public class TaskStore {
                 JsonbColumn.text(row, "result"),
                 row.get("last_error", String.class),
                 row.get("idempotency_key", String.class),
-                noKeyAsNull(row.get("concurrency_key", String.class)));
+                noKeyAsNull(row.get("concurrency_key", String.class)),
+                Objects.requireNonNull(row.get("snoozes", Integer.class)),
+                Objects.requireNonNull(row.get("max_snoozes", Integer.class)));
     }
 
     /** The group without a concurrency key is stored as '' (see V011). */

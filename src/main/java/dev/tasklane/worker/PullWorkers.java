@@ -63,14 +63,21 @@ public class PullWorkers implements SmartLifecycle {
     }
 
     public Mono<Task> complete(long taskId, String workerId, @Nullable UUID leaseId, @Nullable String result) {
-        Outcome outcome = new Outcome(taskId, leaseId, workerId, true, result, null, false, Duration.ZERO);
+        Outcome outcome = new Outcome(taskId, leaseId, workerId, true, result, null, false, Duration.ZERO, null);
         return store.completeHeld(outcome).flatMap(task -> touch(workerId, task));
     }
 
     /** Fails the attempt: retried after backoff while attempts remain and {@code retry}, else failed. */
     public Mono<Task> fail(long taskId, String workerId, @Nullable UUID leaseId, String error, boolean retry) {
         return store.get(taskId).flatMap(current -> store.completeHeld(new Outcome(taskId, leaseId, workerId, false,
-                        null, error, retry, backoff.delayAfter(current.attempt()))))
+                        null, error, retry, backoff.delayAfter(current.attempt()), null)))
+                .flatMap(task -> touch(workerId, task));
+    }
+
+    /** Snoozes the attempt: queued again after {@code delay}, not counted (see {@link Outcome#snooze}). */
+    public Mono<Task> snooze(long taskId, String workerId, @Nullable UUID leaseId, Duration delay) {
+        return store.get(taskId).flatMap(current -> store.completeHeld(Outcome.snooze(taskId, leaseId, workerId,
+                        delay, backoff.delayAfter(current.attempt()))))
                 .flatMap(task -> touch(workerId, task));
     }
 

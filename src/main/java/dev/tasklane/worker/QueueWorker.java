@@ -145,7 +145,7 @@ final class QueueWorker {
                 .takeUntilOther(attempt.whenStopped())
                 .switchIfEmpty(Mono.fromSupplier(() -> timedOut(attempt)))
                 .doOnNext(outcome -> {
-                    if (!outcome.succeeded()) {
+                    if (!outcome.succeeded() && outcome.snooze() == null) {
                         TaskLog.info(log, task, tools.workerId(), "Attempt {} of task {} failed ({}): {}",
                                 task.attempt(), task.id(), outcome.retryable() ? "retryable" : "permanent",
                                 outcome.error());
@@ -190,8 +190,11 @@ final class QueueWorker {
         return Mono.defer(() -> handler.handle(context))
                 .map(result -> success(task, result))
                 .switchIfEmpty(Mono.fromSupplier(() -> Outcome.success(task, tools.workerId(), null)))
-                .onErrorResume(error -> Mono.just(Outcome.failure(task, tools.workerId(), describe(error),
-                        !(error instanceof PermanentTaskFailure), tools.backoff().delayAfter(task.attempt()))));
+                .onErrorResume(error -> Mono.just(error instanceof SnoozeRequested snooze
+                        ? Outcome.snooze(task.id(), task.leaseId(), tools.workerId(), snooze.delay(),
+                                tools.backoff().delayAfter(task.attempt()))
+                        : Outcome.failure(task, tools.workerId(), describe(error), !(error instanceof PermanentTaskFailure),
+                                tools.backoff().delayAfter(task.attempt()))));
     }
 
     /**

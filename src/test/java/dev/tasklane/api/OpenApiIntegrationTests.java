@@ -28,6 +28,7 @@ final class OpenApiIntegrationTests extends IntegrationTest {
             "post /api/v1/tasks/{id}/progress",
             "post /api/v1/tasks/{id}/complete",
             "post /api/v1/tasks/{id}/fail",
+            "post /api/v1/tasks/{id}/snooze",
             "get /api/v1/tasks/{id}/events",
             "get /api/v1/events",
             "get /api/v1/queues",
@@ -83,7 +84,7 @@ final class OpenApiIntegrationTests extends IntegrationTest {
                 .isEqualTo("#/components/schemas/EnqueueRequest");
         assertThat(schemas.at("/EnqueueRequest/properties").propertyNames()).containsExactlyInAnyOrder(
                 "type", "payload", "priority", "runAt", "delaySeconds", "maxAttempts", "idempotencyKey",
-                "timeoutSeconds", "concurrencyKey");
+                "timeoutSeconds", "concurrencyKey", "maxSnoozes");
         assertThat(schemas.at("/QueuePatch/properties").propertyNames()).containsExactlyInAnyOrder(
                 "maxRunning", "maxRunningPerKey", "rate", "ratePerKey", "fairness");
         assertThat(schemas.at("/RateLimit/required").toString()).contains("count").contains("periodSeconds");
@@ -95,7 +96,7 @@ final class OpenApiIntegrationTests extends IntegrationTest {
         assertThat(schemas.at("/TaskJson/properties").propertyNames()).containsExactlyInAnyOrder("id", "queue", "type",
                 "payload", "state", "priority", "attempt", "maxAttempts", "runAt", "createdAt", "startedAt",
                 "finishedAt", "workerId", "leaseId", "leaseExpiresAt", "timeoutSeconds", "timeoutAt", "progress",
-                "result", "lastError", "idempotencyKey", "concurrencyKey");
+                "result", "lastError", "idempotencyKey", "concurrencyKey", "snoozes", "maxSnoozes");
         assertThat(schemas.at("/Problem/properties").propertyNames()).contains("status", "title", "detail", "errors");
     }
 

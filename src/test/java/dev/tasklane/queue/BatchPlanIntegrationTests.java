@@ -69,6 +69,7 @@ final class BatchPlanIntegrationTests {
         values.put("errors", "array_fill(NULL::text, ARRAY[" + BATCH + "])");
         values.put("retryable", "array_fill(true, ARRAY[" + BATCH + "])");
         values.put("delaysMs", "array_fill(0::bigint, ARRAY[" + BATCH + "])");
+        values.put("snoozesMs", "array_fill(NULL::bigint, ARRAY[" + BATCH + "])");
         assertLinear(TaskSql.COMPLETE_MANY, values, "Update on task");
     }
 

@@ -20,6 +20,7 @@ import reactor.core.publisher.Mono;
  *   <li>{@code test.hang} never completes (but can be cancelled);</li>
  *   <li>{@code test.stubborn} works on another thread for {@code payload.ms} and ignores
  *       cancellation: its result arrives whatever the pipeline decided meanwhile;</li>
+ *   <li>{@code test.snooze} snoozes the first time it runs a task, and succeeds the next;</li>
  *   <li>{@code test.ticker} reports progress every 100 ms for {@code payload.ms} and records when
  *       each of its runs started and stopped ({@link #runs()}), in this JVM.</li>
  * </ul>
@@ -57,6 +58,16 @@ public class TestHandlers {
             return Mono.fromFuture(CompletableFuture.supplyAsync(() -> Map.of("ignored", "cancellation"),
                     CompletableFuture.delayedExecutor(ms, TimeUnit.MILLISECONDS)), true);
         });
+    }
+
+    private static final java.util.Set<Long> SNOOZED = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    /** {@code test.snooze}: snoozes for {@code payload.ms} (default 200) the first time it runs a task, then succeeds. */
+    @Bean
+    TaskHandler snoozingHandler() {
+        return handler("test.snooze", context -> SNOOZED.add(context.taskId())
+                ? context.snooze(Duration.ofMillis(context.payload().path("ms").asLong(200)))
+                : Mono.just(Map.of("snoozedBefore", true)));
     }
 
     @Bean
