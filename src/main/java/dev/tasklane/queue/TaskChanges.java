@@ -62,6 +62,17 @@ final class TaskChanges {
         events.appendedAndNotified();
     }
 
+    /** Attempts that snoozed: their tasks wait again, attempt not counted. */
+    void snoozed(List<Task> tasks) {
+        if (tasks.isEmpty()) {
+            return;
+        }
+        metrics.snoozed(tasks);
+        wakeForQueued(tasks);
+        wakeForFreedSlots(tasks);
+        events.appendedAndNotified();
+    }
+
     void released(List<Task> tasks) {
         if (tasks.isEmpty()) {
             return;

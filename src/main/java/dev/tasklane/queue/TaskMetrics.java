@@ -34,6 +34,7 @@ public final class TaskMetrics {
     private final Map<String, Timer> queueTimes = new ConcurrentHashMap<>();
     private final Map<List<String>, Counter> completed = new ConcurrentHashMap<>();
     private final Map<List<String>, Counter> retried = new ConcurrentHashMap<>();
+    private final Map<List<String>, Counter> snoozed = new ConcurrentHashMap<>();
     private final Map<List<String>, Timer> runTimes = new ConcurrentHashMap<>();
     private final Map<String, Counter> rescued = new ConcurrentHashMap<>();
 
@@ -69,6 +70,13 @@ public final class TaskMetrics {
     }
 
     /** Tasks as a transition left them: terminal ones are completed, queued ones retried. */
+    void snoozed(Collection<Task> tasks) {
+        countBy(tasks, task -> List.of(task.queue(), task.type())).forEach((key, n) ->
+                snoozed.computeIfAbsent(key, k -> Counter.builder("tasklane.tasks.snoozed")
+                        .description("Attempts that snoozed: their tasks run again later, the attempt not counted")
+                        .tag("queue", k.get(0)).tag("type", k.get(1)).register(meters)).increment(n));
+    }
+
     void ended(Collection<Task> tasks) {
         countBy(tasks.stream().filter(t -> t.state().isTerminal()).toList(),
                 task -> List.of(task.queue(), task.type(), task.state().wireName())).forEach((key, n) ->

@@ -441,11 +441,17 @@ public class TaskStore {
     /** Records many outcomes in one statement; emits the tasks whose worker still held them. */
     public Flux<Task> complete(List<Outcome> outcomes) {
         return completeStatement(db, outcomes)
-                .map(TaskStore::toTask)
+                .map(row -> Map.entry(toTask(row), Boolean.TRUE.equals(row.get("snoozed", Boolean.class))))
                 .all()
                 .collectList()
-                .doOnNext(changes::ended)
-                .flatMapIterable(ended -> ended);
+                .map(rows -> {
+                    List<Task> snoozed = rows.stream().filter(Map.Entry::getValue).map(Map.Entry::getKey).toList();
+                    List<Task> ended = rows.stream().filter(row -> !row.getValue()).map(Map.Entry::getKey).toList();
+                    changes.ended(ended);
+                    changes.snoozed(snoozed);
+                    return rows.stream().map(Map.Entry::getKey).toList();
+                })
+                .flatMapIterable(all -> all);
     }
 
     /** The statement that records outcomes, bound: the service's hot path, also run bare by the benchmark. */

@@ -48,6 +48,12 @@ final class SnoozeIntegrationTests extends WorkerIntegrationTest {
         assertThat(snoozed.get("attempt").intValue()).isZero();
         assertThat(Duration.between(Instant.parse(JSON.readTree(events.get(1).data()).get("at").stringValue()),
                 Instant.parse(snoozed.get("runAt").stringValue()))).isGreaterThanOrEqualTo(Duration.ofMillis(300));
+        String scrape = anonymous().get().uri("/actuator/prometheus").exchange().expectStatus().isOk()
+                .expectBody(String.class).returnResult().getResponseBody();
+        assertThat(scrape.lines().filter(line -> line.startsWith("tasklane_tasks_snoozed_total{")
+                && line.contains("queue=\"wk-basic\"") && line.contains("type=\"test.snooze\""))).hasSize(1);
+        assertThat(scrape.lines().filter(line -> line.startsWith("tasklane_tasks_retried_total{")
+                && line.contains("type=\"test.snooze\""))).isEmpty(); // a snooze is no retry
     }
 
     @Test
