@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.time.Instant;
 
 import dev.tasklane.config.TasklaneProperties;
+import dev.tasklane.queue.QueueStore;
 import dev.tasklane.queue.TaskStore;
 import dev.tasklane.support.PeriodicJob;
 import org.slf4j.Logger;
@@ -15,7 +16,7 @@ import reactor.core.publisher.Mono;
 
 /**
  * Deletes terminal tasks that finished more than {@code TASKLANE_RETENTION} ago, with their
- * events (and the events of deleted tasks as old), every {@code tasklane.maintenance.retention-interval}. Small batches, each its own
+ * events (and the events of deleted tasks as old), and the rate bookkeeping that no window needs, every {@code tasklane.maintenance.retention-interval}. Small batches, each its own
  * short transaction, so that no lock is held for long and a big backlog of finished rows is
  * worked off without one statement that runs for minutes. Every replica runs it; SKIP LOCKED
  * keeps them apart.
@@ -28,12 +29,14 @@ final class Retention extends PeriodicJob {
     static final int BATCH = 500;
 
     private final TaskStore store;
+    private final QueueStore queues;
     private final Duration retention;
     private final Clock clock;
 
-    Retention(TaskStore store, TasklaneProperties properties) {
+    Retention(TaskStore store, QueueStore queues, TasklaneProperties properties) {
         super("Retention", properties.maintenance().retentionInterval());
         this.store = store;
+        this.queues = queues;
         this.retention = properties.retention();
         this.clock = Clock.systemUTC();
     }
@@ -60,7 +63,11 @@ final class Retention extends PeriodicJob {
             Mono<Long> deleted = store.pruneTombstones(before, BATCH)
                     .expand(pruned -> pruned < BATCH ? Mono.empty() : store.pruneTombstones(before, BATCH))
                     .reduce(0L, Long::sum);
-            return tasks.zipWith(deleted, Long::sum);
+            // Rate bookkeeping past every window: not counted as pruned tasks.
+            Mono<Long> claimStarts = queues.pruneClaimStarts(BATCH * 10)
+                    .expand(pruned -> pruned < BATCH * 10 ? Mono.empty() : queues.pruneClaimStarts(BATCH * 10))
+                    .then(Mono.just(0L));
+            return tasks.zipWith(deleted, Long::sum).zipWith(claimStarts, Long::sum);
         });
     }
 }

@@ -149,4 +149,20 @@ final class QueueSql {
             ) k
             WHERE q.flow_controlled AND (CAST(:queue AS text) IS NULL OR q.name = :queue)
             """;
+
+    /**
+     * Retention of rate bookkeeping: deletes up to :limit rows of {@code queue_claim_start} that
+     * no window of their queue can see any more (all of a queue's rows once it has no rate), so
+     * that a queue whose rate was removed leaves nothing behind. Each rate-limited claim prunes its
+     * own queue's rows as well; this catches the rest. Locks the rows it deletes.
+     */
+    static final String PRUNE_CLAIM_STARTS = """
+            DELETE FROM queue_claim_start
+            WHERE ctid IN (
+                SELECT s.ctid FROM queue_claim_start s LEFT JOIN queue q ON q.name = s.queue
+                WHERE s.started_at < now() - coalesce(greatest(q.rate_period_seconds, q.rate_per_key_period_seconds), 0)
+                                             * interval '1 second'
+                LIMIT :limit
+            )
+            """;
 }

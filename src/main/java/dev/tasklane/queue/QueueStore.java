@@ -84,6 +84,11 @@ public class QueueStore {
                 .then(one(queue));
     }
 
+    /** Deletes up to {@code limit} rows of rate bookkeeping that no window can see any more; emits how many. */
+    public Mono<Long> pruneClaimStarts(int limit) {
+        return db.sql(QueueSql.PRUNE_CLAIM_STARTS).bind("limit", limit).fetch().rowsUpdated();
+    }
+
     private Mono<List<QueueStats>> overview(@Nullable String queue) {
         Mono<Map<String, HeldBack>> heldBack = db.sql(QueueSql.HELD_BACK)
                 .bind("queue", Parameter.fromOrEmpty(queue, String.class))

@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Map;
 
 import dev.tasklane.config.TasklaneProperties;
+import dev.tasklane.queue.QueueStore;
 import dev.tasklane.queue.TaskStore;
 import dev.tasklane.testsupport.IntegrationTest;
 import dev.tasklane.testsupport.Sql;
@@ -21,6 +22,8 @@ final class RetentionIntegrationTests extends IntegrationTest {
     private TaskStore store;
     @Autowired
     private TasklaneProperties properties;
+    @Autowired
+    private QueueStore queues;
 
     @Test
     void retentionDeletesOldTerminalTasksWithTheirEventsAndLeavesEverythingElse() {
@@ -42,7 +45,7 @@ final class RetentionIntegrationTests extends IntegrationTest {
         long newestOldEvent = Long.parseLong(Sql.column("SELECT max(id) FROM task_event WHERE task_id IN (?, ?, ?)",
                 ids.get("oldSucceeded"), ids.get("oldFailed"), ids.get("oldCancelled")).get(0));
 
-        long pruned = new Retention(store, properties).pruneAll().block(Duration.ofSeconds(30));
+        long pruned = new Retention(store, queues, properties).pruneAll().block(Duration.ofSeconds(30));
 
         assertThat(pruned).isGreaterThanOrEqualTo(3);
         assertThat(Sql.column("SELECT id FROM task WHERE queue = ? ORDER BY id", queue)).containsExactly(
@@ -69,7 +72,7 @@ final class RetentionIntegrationTests extends IntegrationTest {
                 INSERT INTO task_event (task_id, queue, task_type, name, state, attempt)
                 SELECT id, queue, type, 'succeeded', state, 1 FROM t""", queue, count);
 
-        long pruned = new Retention(store, properties).pruneAll().block(Duration.ofSeconds(60));
+        long pruned = new Retention(store, queues, properties).pruneAll().block(Duration.ofSeconds(60));
 
         assertThat(pruned).isGreaterThanOrEqualTo(count);
         assertThat(Sql.column("SELECT count(*) FROM task WHERE queue = ?", queue)).containsExactly("0");
@@ -89,7 +92,7 @@ final class RetentionIntegrationTests extends IntegrationTest {
         Sql.update("UPDATE task_tombstone SET finished_at = now() - interval '8 days' WHERE task_id = ?", old);
         long oldestEvent = Long.parseLong(Sql.column("SELECT max(id) FROM task_event WHERE task_id = ?", old).get(0));
 
-        new Retention(store, properties).pruneAll().block(Duration.ofSeconds(30));
+        new Retention(store, queues, properties).pruneAll().block(Duration.ofSeconds(30));
 
         assertThat(Sql.column("SELECT DISTINCT task_id::text FROM task_event WHERE queue = ?", queue))
                 .containsExactly(Long.toString(recent));
@@ -97,6 +100,24 @@ final class RetentionIntegrationTests extends IntegrationTest {
                 .containsExactly(Long.toString(recent));
         assertThat(Long.parseLong(Sql.column("SELECT pruned_through FROM event_retention").get(0)))
                 .isGreaterThanOrEqualTo(oldestEvent);
+    }
+
+    @Test
+    void rateBookkeepingGoesOnceNoWindowOfItsQueueCanSeeIt() {
+        String rated = TaskFixtures.uniqueQueue("retention-rated");
+        String unrated = TaskFixtures.uniqueQueue("retention-unrated");
+        api().patch().uri("/api/v1/queues/{q}", rated).contentType(org.springframework.http.MediaType.APPLICATION_JSON)
+                .bodyValue("{\"rate\": {\"count\": 5, \"periodSeconds\": 60}}").exchange().expectStatus().isOk()
+                .expectBody().returnResult();
+        Sql.update("INSERT INTO queue_claim_start (queue, concurrency_key, started_at, tasks) VALUES"
+                + " (?, '', now() - interval '2 minutes', 1), (?, '', now() - interval '10 seconds', 1),"
+                + " (?, '', now() - interval '1 second', 1)", rated, rated, unrated);
+
+        new Retention(store, queues, properties).pruneAll().block(Duration.ofSeconds(30));
+
+        // the row still inside the rated queue's minute stays; the older one, and the unrated queue's, go
+        assertThat(Sql.column("SELECT queue || ' ' || (started_at > now() - interval '1 minute') FROM queue_claim_start"
+                + " WHERE queue IN (?, ?)", rated, unrated)).containsExactly(rated + " true");
     }
 
     private static void finish(long id, String state, String ago) {
