@@ -259,22 +259,10 @@ public class TaskStore {
     public Mono<TaskPage> list(TaskFilter filter) {
         StringBuilder sql = new StringBuilder(TaskSql.LIST_PREFIX);
         Map<String, Object> binds = new HashMap<>();
-        if (filter.queue() != null) {
-            sql.append(" AND queue = :queue");
-            binds.put("queue", filter.queue());
-        }
-        if (filter.state() != null) {
-            sql.append(" AND state = :state");
-            binds.put("state", filter.state().wireName());
-        }
-        if (filter.type() != null) {
-            sql.append(" AND type = :type");
-            binds.put("type", filter.type());
-        }
-        if (filter.concurrencyKey() != null) {
-            sql.append(" AND concurrency_key = :concurrencyKey");
-            binds.put("concurrencyKey", filter.concurrencyKey());
-        }
+        andEquals(sql, binds, "queue", filter.queue());
+        andEquals(sql, binds, "state", filter.state() == null ? null : filter.state().wireName());
+        andEquals(sql, binds, "type", filter.type());
+        andEquals(sql, binds, "concurrency_key", filter.concurrencyKey());
         if (filter.beforeId() != null) {
             sql.append(" AND id < :beforeId");
             binds.put("beforeId", filter.beforeId());
@@ -293,6 +281,14 @@ public class TaskStore {
                     }
                     return cutByBytes ? new TaskPage(tasks, tasks.get(tasks.size() - 1).id()) : new TaskPage(tasks, null);
                 });
+    }
+
+    /** Adds {@code AND column = :column} to a filter, with its value, unless the value is null. */
+    private static void andEquals(StringBuilder sql, Map<String, Object> binds, String column, @Nullable Object value) {
+        if (value != null) {
+            sql.append(" AND ").append(column).append(" = :").append(column);
+            binds.put(column, value);
+        }
     }
 
     /** Deletes a terminal task; its events stay until retention prunes them. */
@@ -352,14 +348,11 @@ public class TaskStore {
 
     /** How many tasks the claim may start now, under the queue's lock; see {@link TaskSql#CLAIM_BUDGET}. */
     private Mono<Integer> budget(Claim claim, FlowLimits limits) {
-        return db.sql(TaskSql.CLAIM_BUDGET)
+        DatabaseClient.GenericExecuteSpec statement = db.sql(TaskSql.CLAIM_BUDGET)
                 .bind("queue", claim.queue())
                 .bind("limit", claim.limit())
-                .bind("maxRunning", Parameter.fromOrEmpty(limits.maxRunning(), Integer.class))
-                .bind("rateCount", Parameter.fromOrEmpty(limits.rate() == null ? null : limits.rate().count(),
-                        Integer.class))
-                .bind("ratePeriodMs", Parameter.fromOrEmpty(limits.rate() == null ? null : limits.rate().periodMillis(),
-                        Long.class))
+                .bind("maxRunning", Parameter.fromOrEmpty(limits.maxRunning(), Integer.class));
+        return bindRate(statement, "rate", limits.rate())
                 .map(row -> Objects.requireNonNull(row.get("n", Integer.class)))
                 .one();
     }
@@ -374,12 +367,9 @@ public class TaskStore {
         String[] types = claim.types().toArray(String[]::new);
         DatabaseClient.GenericExecuteSpec statement;
         if (limits.byKey()) {
-            statement = db.sql(TaskSql.CLAIM_BY_KEY).bind("types", types)
+            statement = bindRate(db.sql(TaskSql.CLAIM_BY_KEY), "ratePerKey", limits.ratePerKey())
+                    .bind("types", types)
                     .bind("maxRunningPerKey", Parameter.fromOrEmpty(limits.maxRunningPerKey(), Integer.class))
-                    .bind("ratePerKeyCount", Parameter.fromOrEmpty(
-                            limits.ratePerKey() == null ? null : limits.ratePerKey().count(), Integer.class))
-                    .bind("ratePerKeyPeriodMs", Parameter.fromOrEmpty(
-                            limits.ratePerKey() == null ? null : limits.ratePerKey().periodMillis(), Long.class))
                     .bind("roundRobin", limits.fairness() == FlowLimits.Fairness.ROUND_ROBIN)
                     .bind("lastKey", Parameter.fromOrEmpty(lastKey, String.class));
         } else {
@@ -387,16 +377,27 @@ public class TaskStore {
                     : db.sql(TaskSql.CLAIM_OF_TYPES).bind("types", types);
             statement = statement.bind("underLock", underLock);
         }
-        return statement
+        return bindRate(statement, "rate", limits.rate())
                 .bind("queue", claim.queue())
                 .bind("limit", claim.limit())
-                .bind("rateCount", Parameter.fromOrEmpty(limits.rate() == null ? null : limits.rate().count(),
-                        Integer.class))
-                .bind("ratePeriodMs", Parameter.fromOrEmpty(limits.rate() == null ? null : limits.rate().periodMillis(),
-                        Long.class))
                 .bind("workerId", claim.workerId())
                 .bind("leaseId", leaseId)
                 .bind("leaseMs", claim.lease().toMillis());
+    }
+
+    /** Binds a rate as :{name}Count and :{name}PeriodMs, both null when there is none. */
+    private static DatabaseClient.GenericExecuteSpec bindRate(DatabaseClient.GenericExecuteSpec statement, String name,
+                                                              FlowLimits.@Nullable Rate rate) {
+        return statement.bind(name + "Count", Parameter.fromOrEmpty(rate == null ? null : rate.count(), Integer.class))
+                .bind(name + "PeriodMs", Parameter.fromOrEmpty(rate == null ? null : rate.periodMillis(), Long.class));
+    }
+
+    /** A statement's one row's {@code column}, milliseconds from now, as a duration; empty when null. */
+    private static Mono<Duration> millisFromNow(DatabaseClient.GenericExecuteSpec statement, String column) {
+        return statement.map(row -> Optional.ofNullable(row.get(column, Long.class)))
+                .one()
+                .flatMap(Mono::justOrEmpty)
+                .map(ms -> Duration.ofMillis(Math.max(0, ms)));
     }
 
     /** Whether claims on the queue run under its flow control (as this replica last read it). */
@@ -412,28 +413,13 @@ public class TaskStore {
         DatabaseClient.GenericExecuteSpec statement = types.isEmpty()
                 ? db.sql(TaskSql.NEXT_DUE_ANY_TYPE)
                 : db.sql(TaskSql.NEXT_DUE_OF_TYPES).bind("types", types.toArray(String[]::new));
-        Mono<Duration> due = statement.bind("queue", queue)
-                .map(row -> Optional.ofNullable(row.get("due_in_ms", Long.class)))
-                .one()
-                .flatMap(Mono::justOrEmpty)
-                .map(ms -> Duration.ofMillis(Math.max(0, ms)));
+        Mono<Duration> due = millisFromNow(statement.bind("queue", queue), "due_in_ms");
         FlowLimits limits = flows.of(queue);
         if (limits.rate() == null && limits.ratePerKey() == null) {
             return due;
         }
-        Mono<Duration> rateFrees = db.sql(TaskSql.RATE_FREES_IN).bind("queue", queue)
-                .bind("rateCount", Parameter.fromOrEmpty(limits.rate() == null ? null : limits.rate().count(),
-                        Integer.class))
-                .bind("ratePeriodMs", Parameter.fromOrEmpty(limits.rate() == null ? null : limits.rate().periodMillis(),
-                        Long.class))
-                .bind("ratePerKeyCount", Parameter.fromOrEmpty(
-                        limits.ratePerKey() == null ? null : limits.ratePerKey().count(), Integer.class))
-                .bind("ratePerKeyPeriodMs", Parameter.fromOrEmpty(
-                        limits.ratePerKey() == null ? null : limits.ratePerKey().periodMillis(), Long.class))
-                .map(row -> Optional.ofNullable(row.get("frees_in_ms", Long.class)))
-                .one()
-                .flatMap(Mono::justOrEmpty)
-                .map(ms -> Duration.ofMillis(Math.max(0, ms)));
+        Mono<Duration> rateFrees = millisFromNow(bindRate(bindRate(db.sql(TaskSql.RATE_FREES_IN).bind("queue", queue),
+                "rate", limits.rate()), "ratePerKey", limits.ratePerKey()), "frees_in_ms");
         // The sooner of the two: a task coming due, or the rate letting the next claim start.
         return Flux.merge(due, rateFrees).reduce((a, b) -> a.compareTo(b) <= 0 ? a : b);
     }
@@ -617,18 +603,9 @@ public class TaskStore {
         StringBuilder sql = new StringBuilder(TaskSql.BULK_MATCH_PREFIX);
         Map<String, Object> binds = new HashMap<>();
         binds.put("queue", Objects.requireNonNull(selection.queue()));
-        if (selection.state() != null) {
-            sql.append(" AND state = :state");
-            binds.put("state", selection.state().wireName());
-        }
-        if (selection.type() != null) {
-            sql.append(" AND type = :type");
-            binds.put("type", selection.type());
-        }
-        if (selection.concurrencyKey() != null) {
-            sql.append(" AND concurrency_key = :concurrencyKey");
-            binds.put("concurrencyKey", selection.concurrencyKey());
-        }
+        andEquals(sql, binds, "state", selection.state() == null ? null : selection.state().wireName());
+        andEquals(sql, binds, "type", selection.type());
+        andEquals(sql, binds, "concurrency_key", selection.concurrencyKey());
         if (selection.createdBefore() != null) {
             sql.append(" AND created_at < :createdBefore");
             binds.put("createdBefore", selection.createdBefore());
