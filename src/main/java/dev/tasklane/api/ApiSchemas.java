@@ -41,7 +41,37 @@ final class ApiSchemas {
             @Nullable String concurrencyKey,
             @Schema(minimum = "0", maximum = "10000", defaultValue = "100",
                     description = "How often the task may snooze; past that a snooze fails the attempt")
-            @Nullable Integer maxSnoozes) {
+            @Nullable Integer maxSnoozes,
+            @Schema(description = "Answer with an existing task of the queue with the same key instead of making"
+                    + " one (200, Deduplicated: true); checked after idempotencyKey; not with debounce")
+            @Nullable Unique unique,
+            @Schema(description = "Fold enqueues with the same key into the task that still waits: not with"
+                    + " unique, runAt or delaySeconds")
+            @Nullable Debounce debounce) {
+    }
+
+    @Schema(name = "UniqueOptions")
+    record Unique(
+            @Schema(minLength = 1, maxLength = 200,
+                    description = "Default: a hash of type and payload (key order and spacing do not matter)")
+            @Nullable String key,
+            @Schema(requiredMode = Schema.RequiredMode.REQUIRED, allowableValues = {"waiting", "active", "window"},
+                    description = "waiting: a task with the key that has not started yet; active: one that is not"
+                            + " terminal; window: one created in the last windowSeconds")
+            String scope,
+            @Schema(minimum = "1", maximum = "31536000", description = "Required with scope window, only then")
+            @Nullable Long windowSeconds) {
+    }
+
+    @Schema(name = "DebounceOptions")
+    record Debounce(
+            @Schema(requiredMode = Schema.RequiredMode.REQUIRED, minLength = 1, maxLength = 200) String key,
+            @Schema(requiredMode = Schema.RequiredMode.REQUIRED, minimum = "0", maximum = "31536000",
+                    description = "The task runs this long after the latest enqueue with the key")
+            long delaySeconds,
+            @Schema(minimum = "0", maximum = "31536000",
+                    description = "But never later than this long after the first; not less than delaySeconds")
+            @Nullable Long maxDelaySeconds) {
     }
 
     @Schema(name = "BatchEnqueueRequest", description = "Up to 1000 tasks, all enqueued or none")

@@ -123,11 +123,22 @@ final class EnqueueRequests {
         if (fields.has("runAt") && fields.has("delaySeconds")) {
             fields.invalid("delaySeconds", "give runAt or delaySeconds, not both");
         }
+        NewTask.Unique unique = fields.object("unique").map(UniqueRules::unique).orElse(null);
+        NewTask.Debounce debounce = fields.object("debounce").map(UniqueRules::debounce).orElse(null);
+        if (debounce != null) {
+            if (fields.has("unique")) {
+                fields.invalid("debounce", "give unique or debounce, not both");
+            }
+            if (fields.has("runAt") || fields.has("delaySeconds")) {
+                fields.invalid("debounce", "sets the run time itself: give no runAt or delaySeconds with it");
+            }
+            delay = debounce.delay();
+        }
         if (errorCount(fields) > before || type.isEmpty()) {
             return null;
         }
         return new NewTask(type.get(), payload, priority, runAt, delay, maxAttempts, key, timeoutSeconds,
-                concurrencyKey, maxSnoozes);
+                concurrencyKey, maxSnoozes, unique, debounce, null);
     }
 
     private static int errorCount(JsonFields fields) {

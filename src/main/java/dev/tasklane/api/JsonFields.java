@@ -133,6 +133,11 @@ final class JsonFields {
         });
     }
 
+    /** A nested object, read by the same rules under its own path. */
+    Optional<JsonFields> object(String field) {
+        return raw(field).map(value -> of(value, path(field), errors));
+    }
+
     Optional<JsonNode> array(String field) {
         return raw(field).map(value -> {
             if (!value.isArray()) {

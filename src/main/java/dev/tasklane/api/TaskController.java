@@ -38,6 +38,8 @@ import tools.jackson.databind.JsonNode;
 class TaskController {
 
     static final String REPLAYED_HEADER = "Idempotent-Replayed";
+    static final String DEDUPLICATED_HEADER = "Deduplicated";
+    static final String DEBOUNCED_HEADER = "Debounced";
     private static final int DEFAULT_PAGE = 50;
     private static final int MAX_PAGE = 500;
 
@@ -63,7 +65,10 @@ class TaskController {
             summary = "Enqueue a task",
             responses = {
                 @ApiResponse(responseCode = "201", description = "Created; Location names the task"),
-                @ApiResponse(responseCode = "200", description = "An existing task with the same idempotency key (Idempotent-Replayed: true)")
+                @ApiResponse(responseCode = "200", description = "An existing task: with the same idempotency key"
+                        + " (Idempotent-Replayed: true), with the same unique key within its scope (Deduplicated: true),"
+                        + " or a waiting task with the same debounce key, its payload replaced and its run moved"
+                        + " (Debounced: true)")
             })
     @PostMapping("/queues/{queue}/tasks")
     Mono<ResponseEntity<TaskJson>> enqueue(@PathVariable String queue,
@@ -75,9 +80,12 @@ class TaskController {
                 .flatMap(task -> tasks.enqueueOne(queue, task))
                 .map(result -> {
                     TaskJson json = TaskJson.of(result.task());
-                    return result.created()
-                            ? ResponseEntity.created(URI.create("/api/v1/tasks/" + json.id())).body(json)
-                            : ResponseEntity.ok().header(REPLAYED_HEADER, "true").body(json);
+                    return switch (result.how()) {
+                        case CREATED -> ResponseEntity.created(URI.create("/api/v1/tasks/" + json.id())).body(json);
+                        case REPLAYED -> ResponseEntity.ok().header(REPLAYED_HEADER, "true").body(json);
+                        case DEDUPLICATED -> ResponseEntity.ok().header(DEDUPLICATED_HEADER, "true").body(json);
+                        case DEBOUNCED -> ResponseEntity.ok().header(DEBOUNCED_HEADER, "true").body(json);
+                    };
                 });
     }
 
@@ -85,7 +93,8 @@ class TaskController {
             summary = "Enqueue up to 1000 tasks, all or none",
             responses = {
                 @ApiResponse(responseCode = "201", description = "At least one task was created"),
-                @ApiResponse(responseCode = "200", description = "Every task was an idempotent replay")
+                @ApiResponse(responseCode = "200", description = "No task was created: every one was an idempotent"
+                        + " replay, deduplicated or debounced (\"deduplicated\": true or \"debounced\": true on the item)")
             })
     @PostMapping("/queues/{queue}/tasks/batch")
     Mono<ResponseEntity<TaskList>> enqueueBatch(@PathVariable String queue,
@@ -97,7 +106,7 @@ class TaskController {
                 .flatMap(batch -> tasks.enqueue(queue, batch))
                 .map(results -> {
                     boolean anyCreated = results.stream().anyMatch(Enqueued::created);
-                    TaskList list = new TaskList(results.stream().map(r -> TaskJson.of(r.task())).toList());
+                    TaskList list = new TaskList(results.stream().map(TaskJson::enqueued).toList());
                     return ResponseEntity.status(anyCreated ? HttpStatus.CREATED : HttpStatus.OK).body(list);
                 });
     }

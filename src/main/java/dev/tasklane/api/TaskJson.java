@@ -3,6 +3,7 @@ package dev.tasklane.api;
 import dev.tasklane.support.WireTime;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonRawValue;
+import dev.tasklane.queue.Enqueued;
 import dev.tasklane.queue.Task;
 import org.jspecify.annotations.Nullable;
 
@@ -35,7 +36,12 @@ public record TaskJson(
         @Nullable String idempotencyKey,
         @Nullable String concurrencyKey,
         int snoozes,
-        int maxSnoozes) {
+        int maxSnoozes,
+        @Nullable String uniqueKey,
+        @Nullable String schedule,
+        @Nullable String scheduledFor,
+        @JsonInclude(JsonInclude.Include.NON_NULL) @Nullable Boolean deduplicated,
+        @JsonInclude(JsonInclude.Include.NON_NULL) @Nullable Boolean debounced) {
 
     /** Progress last reported by the task's handler or worker. */
     public record Progress(@Nullable Integer percent, @Nullable String message) {
@@ -44,6 +50,23 @@ public record TaskJson(
     /** The task as anyone may see it. */
     static TaskJson of(Task task) {
         return of(task, null);
+    }
+
+    /** An item of a batch enqueue's answer: the task, marked when an existing one stood in for it. */
+    static TaskJson enqueued(Enqueued result) {
+        TaskJson json = of(result.task());
+        return switch (result.how()) {
+            case DEDUPLICATED -> json.marked(true, null);
+            case DEBOUNCED -> json.marked(null, true);
+            default -> json;
+        };
+    }
+
+    private TaskJson marked(@Nullable Boolean deduplicated, @Nullable Boolean debounced) {
+        return new TaskJson(id, queue, type, payload, state, priority, attempt, maxAttempts, runAt, createdAt,
+                startedAt, finishedAt, workerId, leaseId, leaseExpiresAt, timeoutSeconds, timeoutAt, progress, result,
+                lastError, idempotencyKey, concurrencyKey, snoozes, maxSnoozes, uniqueKey, schedule, scheduledFor,
+                deduplicated, debounced);
     }
 
     /** The task as a claim hands it to the worker that now holds its lease. */
@@ -58,6 +81,7 @@ public record TaskJson(
                 WireTime.format(task.finishedAt()), task.workerId(), leaseId, WireTime.format(task.leaseExpiresAt()),
                 task.timeoutSeconds(), WireTime.format(task.timeoutAt()),
                 new Progress(task.progressPercent(), task.progressMessage()), task.result(), task.lastError(),
-                task.idempotencyKey(), task.concurrencyKey(), task.snoozes(), task.maxSnoozes());
+                task.idempotencyKey(), task.concurrencyKey(), task.snoozes(), task.maxSnoozes(),
+                task.uniqueKey(), task.schedule(), WireTime.format(task.scheduledFor()), null, null);
     }
 }

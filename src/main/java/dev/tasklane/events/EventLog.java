@@ -368,6 +368,8 @@ public final class EventLog extends LoopLifecycle implements EventSource {
                 Objects.requireNonNull(row.get("queue", String.class)),
                 Objects.requireNonNull(row.get("task_type", String.class)),
                 row.get("concurrency_key", String.class),
+                row.get("schedule", String.class),
+                row.get("scheduled_for", Instant.class),
                 Objects.requireNonNull(row.get("name", String.class)),
                 Objects.requireNonNull(row.get("state", String.class)),
                 Objects.requireNonNull(row.get("attempt", Integer.class)),

@@ -40,6 +40,10 @@ public final class SseFrames {
         } else {
             quote(frame, event.concurrencyKey());
         }
+        if (event.schedule() != null) {
+            quote(frame.append(",\"schedule\":"), event.schedule())
+                    .append(",\"scheduledFor\":\"").append(WireTime.format(event.scheduledFor())).append('"');
+        }
         frame.append(",\"state\":");
         quote(frame, event.state()).append(",\"attempt\":").append(event.attempt())
                 .append(",\"at\":\"").append(WireTime.format(event.at())).append('"');

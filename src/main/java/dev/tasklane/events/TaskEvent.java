@@ -13,6 +13,8 @@ import org.jspecify.annotations.Nullable;
  * @param queue the task's queue
  * @param taskType the task's type
  * @param concurrencyKey the task's concurrency key, or null when it has none
+ * @param schedule the schedule that made the task, or null
+ * @param scheduledFor the fire time the task stands for, or null
  * @param name the event name (queued, running, progress, succeeded, failed, cancelled)
  * @param state the task's state after the change
  * @param attempt the task's attempt after the change
@@ -20,7 +22,8 @@ import org.jspecify.annotations.Nullable;
  * @param detail JSON object text with the name's own fields
  */
 public record TaskEvent(long id, long taskId, String queue, String taskType,
-                        @Nullable String concurrencyKey, String name, String state, int attempt,
+                        @Nullable String concurrencyKey, @Nullable String schedule,
+                        @Nullable Instant scheduledFor, String name, String state, int attempt,
                         Instant at, String detail) {
 
     private static final Set<String> TERMINAL = Set.of("succeeded", "failed", "cancelled");

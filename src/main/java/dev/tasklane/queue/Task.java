@@ -8,7 +8,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * One task as stored. {@code payload} and {@code result} are JSON text exactly as the database
  * returns it, so they pass through the service without being parsed again. {@code leaseId},
- * {@code timeoutAt} and {@code leaseExpiresAt} are set while it runs.
+ * {@code timeoutAt} and {@code leaseExpiresAt} are set while it runs. {@code schedule} and
+ * {@code scheduledFor} name the schedule and fire time that made it, if one did.
  */
 public record Task(
         long id,
@@ -35,5 +36,8 @@ public record Task(
         @Nullable String idempotencyKey,
         @Nullable String concurrencyKey,
         int snoozes,
-        int maxSnoozes) {
+        int maxSnoozes,
+        @Nullable String uniqueKey,
+        @Nullable String schedule,
+        @Nullable Instant scheduledFor) {
 }

@@ -43,6 +43,15 @@ final class TaskChanges {
         events.appended();
     }
 
+    /** Waiting tasks whose payload a debounced enqueue replaced and whose run it moved. */
+    void debounced(List<Task> moved) {
+        if (moved.isEmpty()) {
+            return;
+        }
+        wakeForQueued(moved);
+        events.appended();
+    }
+
     void claimed(String queue, List<Task> claimed) {
         if (claimed.isEmpty()) {
             return;

@@ -32,26 +32,32 @@ final class TaskSql {
                 SELECT nextval(pg_get_serial_sequence('task', 'id')) AS id, i.*
                 FROM unnest(:types::text[], :payloads::text[], :priorities::smallint[], :runAts::text[],
                             :delaysMs::bigint[], :maxAttempts::integer[], :keys::text[], :timeouts::integer[],
-                            :concurrencyKeys::text[], :maxSnoozes::integer[])
+                            :concurrencyKeys::text[], :maxSnoozes::integer[], :uniqueKeys::text[],
+                            :debounceKeys::text[], :debounceMaxMs::bigint[], :schedules::text[],
+                            :scheduledFors::text[])
                      WITH ORDINALITY
                      AS i(type, payload, priority, run_at, delay_ms, max_attempts, idempotency_key, timeout_seconds,
-                          concurrency_key, max_snoozes, ord)
+                          concurrency_key, max_snoozes, unique_key, debounce_key, debounce_max_ms, schedule,
+                          scheduled_for, ord)
             ),
             inserted AS (
                 INSERT INTO task (id, queue, type, payload, priority, run_at, max_attempts, idempotency_key,
-                                  timeout_seconds, concurrency_key, max_snoozes)
+                                  timeout_seconds, concurrency_key, max_snoozes, unique_key, debounce_key,
+                                  debounce_until, schedule, scheduled_for)
                 OVERRIDING SYSTEM VALUE
                 SELECT id, :queue, type, payload::jsonb, priority,
-                       coalesce(run_at::timestamptz, now() + delay_ms * interval '1 millisecond'),
-                       max_attempts, idempotency_key, timeout_seconds, concurrency_key, max_snoozes
+                       coalesce(run_at::timestamptz, statement_timestamp() + delay_ms * interval '1 millisecond'),
+                       max_attempts, idempotency_key, timeout_seconds, concurrency_key, max_snoozes, unique_key,
+                       debounce_key, statement_timestamp() + debounce_max_ms * interval '1 millisecond', schedule,
+                       scheduled_for::timestamptz
                 FROM input
                 ORDER BY ord
                 ON CONFLICT (queue, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
                 RETURNING *
             ),
             events AS (
-                INSERT INTO task_event (task_id, concurrency_key, queue, task_type, name, state, attempt, detail)
-                SELECT id, nullif(concurrency_key, ''), queue, type, 'queued', 'queued', attempt,
+                INSERT INTO task_event (task_id, concurrency_key, schedule, scheduled_for, queue, task_type, name, state, attempt, detail)
+                SELECT id, nullif(concurrency_key, ''), schedule, scheduled_for, queue, type, 'queued', 'queued', attempt,
                        jsonb_build_object('runAt', to_char(run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
                                           'error', null)
                 FROM inserted
@@ -59,6 +65,74 @@ final class TaskSql {
             )
             SELECT input.ord, inserted.*
             FROM inserted JOIN input USING (id)
+            """;
+
+    /**
+     * Takes the transaction-level advisory lock of each (queue, kind, key) that the tasks at the
+     * same positions of the arrays name (kind null: no guard), in one fixed order so that two
+     * enqueues cannot deadlock; answers each guarded position (from 1) with its key. A unique task
+     * without a key gets the SHA-256 of its type and its payload as jsonb prints it, in which key
+     * order and spacing are normalized.
+     */
+    static final String LOCK_GUARD_KEYS = """
+            WITH input AS (
+                SELECT ord, kind,
+                       coalesce(key, 'sha256:' || encode(sha256(convert_to(
+                           type || chr(10) || coalesce(payload::jsonb::text, 'null'), 'UTF8')), 'hex')) AS key
+                FROM unnest(:kinds::text[], :keys::text[], :types::text[], :payloads::text[])
+                     WITH ORDINALITY AS i(kind, key, type, payload, ord)
+                WHERE kind IS NOT NULL
+            ),
+            locked AS (
+                SELECT count(pg_advisory_xact_lock(hashtextextended(:queue || chr(31) || kind || chr(31) || key, 0)))
+                FROM (SELECT DISTINCT kind, key FROM input ORDER BY kind, key) k
+            )
+            SELECT input.ord, input.key FROM input CROSS JOIN locked
+            """;
+
+    /** The newest task of a queue with a unique key that is within a unique scope, if any. */
+    static final String FIND_UNIQUE = """
+            SELECT * FROM task
+            WHERE queue = :queue AND unique_key = :key
+              AND CASE :scope
+                      WHEN 'waiting' THEN state = 'queued' AND attempt = 0
+                      WHEN 'active' THEN state IN ('queued', 'running')
+                      ELSE created_at > clock_timestamp() - :windowSeconds * interval '1 second'
+                  END
+            ORDER BY id DESC
+            LIMIT 1
+            """;
+
+    /**
+     * A debounced enqueue that finds the key's task still waiting (queued, attempt 0): replaces
+     * its payload and moves its run to now + the delay, never past its debounce_until (least()
+     * ignores a null bound); writes a queued event with the new runAt. A claim that holds the row
+     * makes this wait and then find it running, so nothing is moved.
+     */
+    static final String DEBOUNCE = """
+            WITH target AS (
+                SELECT id FROM task
+                WHERE queue = :queue AND debounce_key = :key AND state = 'queued' AND attempt = 0
+                ORDER BY id DESC
+                LIMIT 1
+                FOR UPDATE
+            ),
+            changed AS (
+                UPDATE task t
+                SET payload = :payload::jsonb,
+                    run_at = least(statement_timestamp() + :delayMs * interval '1 millisecond', t.debounce_until)
+                FROM target
+                WHERE t.id = target.id
+                RETURNING t.*
+            ),
+            events AS (
+                INSERT INTO task_event (task_id, concurrency_key, schedule, scheduled_for, queue, task_type, name, state, attempt, detail)
+                SELECT id, nullif(concurrency_key, ''), schedule, scheduled_for, queue, type, 'queued', 'queued', attempt,
+                       jsonb_build_object('runAt', to_char(run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+                                          'error', null, 'debounced', true)
+                FROM changed
+            )
+            SELECT * FROM changed
             """;
 
     /** The existing tasks that hold some idempotency keys of a queue. Locks nothing. */
@@ -224,8 +298,8 @@ final class TaskSql {
                 RETURNING t.*
             ),
             events AS (
-                INSERT INTO task_event (task_id, concurrency_key, queue, task_type, name, state, attempt, detail)
-                SELECT id, nullif(concurrency_key, ''), queue, type, 'running', 'running', attempt, jsonb_build_object('workerId', worker_id)
+                INSERT INTO task_event (task_id, concurrency_key, schedule, scheduled_for, queue, task_type, name, state, attempt, detail)
+                SELECT id, nullif(concurrency_key, ''), schedule, scheduled_for, queue, type, 'running', 'running', attempt, jsonb_build_object('workerId', worker_id)
                 FROM changed
                 ORDER BY id
             ),
@@ -298,8 +372,8 @@ final class TaskSql {
                 RETURNING t.*
             ),
             events AS (
-                INSERT INTO task_event (task_id, concurrency_key, queue, task_type, name, state, attempt, detail)
-                SELECT id, nullif(concurrency_key, ''), queue, type, 'running', 'running', attempt, jsonb_build_object('workerId', worker_id)
+                INSERT INTO task_event (task_id, concurrency_key, schedule, scheduled_for, queue, task_type, name, state, attempt, detail)
+                SELECT id, nullif(concurrency_key, ''), schedule, scheduled_for, queue, type, 'running', 'running', attempt, jsonb_build_object('workerId', worker_id)
                 FROM changed
                 ORDER BY id
             ),
@@ -426,8 +500,8 @@ final class TaskSql {
                 RETURNING t.*
             ),
             events AS (
-                INSERT INTO task_event (task_id, concurrency_key, queue, task_type, name, state, attempt, detail)
-                SELECT id, nullif(concurrency_key, ''), queue, type, 'running', 'running', attempt,
+                INSERT INTO task_event (task_id, concurrency_key, schedule, scheduled_for, queue, task_type, name, state, attempt, detail)
+                SELECT id, nullif(concurrency_key, ''), schedule, scheduled_for, queue, type, 'running', 'running', attempt,
                        jsonb_build_object('workerId', worker_id)
                 FROM changed
                 ORDER BY id
@@ -571,8 +645,8 @@ final class TaskSql {
                 RETURNING t.*, o.snoozing AS snoozed
             ),
             events AS (
-                INSERT INTO task_event (task_id, concurrency_key, queue, task_type, name, state, attempt, detail)
-                SELECT id, nullif(concurrency_key, ''), queue, type, state, state, attempt,
+                INSERT INTO task_event (task_id, concurrency_key, schedule, scheduled_for, queue, task_type, name, state, attempt, detail)
+                SELECT id, nullif(concurrency_key, ''), schedule, scheduled_for, queue, type, state, state, attempt,
                        CASE state
                            WHEN 'succeeded' THEN jsonb_build_object('result', result)
                            WHEN 'failed' THEN jsonb_build_object('error', last_error)
@@ -607,8 +681,8 @@ final class TaskSql {
                 RETURNING *
             ),
             events AS (
-                INSERT INTO task_event (task_id, concurrency_key, queue, task_type, name, state, attempt, detail)
-                SELECT id, nullif(concurrency_key, ''), queue, type, 'progress', state, attempt,
+                INSERT INTO task_event (task_id, concurrency_key, schedule, scheduled_for, queue, task_type, name, state, attempt, detail)
+                SELECT id, nullif(concurrency_key, ''), schedule, scheduled_for, queue, type, 'progress', state, attempt,
                        jsonb_build_object('percent', progress_percent, 'message', progress_message)
                 FROM changed
             ),
@@ -674,8 +748,8 @@ final class TaskSql {
                 RETURNING t.*
             ),
             events AS (
-                INSERT INTO task_event (task_id, concurrency_key, queue, task_type, name, state, attempt, detail)
-                SELECT id, nullif(concurrency_key, ''), queue, type, 'queued', 'queued', attempt,
+                INSERT INTO task_event (task_id, concurrency_key, schedule, scheduled_for, queue, task_type, name, state, attempt, detail)
+                SELECT id, nullif(concurrency_key, ''), schedule, scheduled_for, queue, type, 'queued', 'queued', attempt,
                        jsonb_build_object('runAt', to_char(run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
                                           'error', last_error)
                 FROM changed
@@ -708,8 +782,8 @@ final class TaskSql {
                 RETURNING t.*
             ),
             events AS (
-                INSERT INTO task_event (task_id, concurrency_key, queue, task_type, name, state, attempt, detail)
-                SELECT id, nullif(concurrency_key, ''), queue, type, 'queued', 'queued', attempt,
+                INSERT INTO task_event (task_id, concurrency_key, schedule, scheduled_for, queue, task_type, name, state, attempt, detail)
+                SELECT id, nullif(concurrency_key, ''), schedule, scheduled_for, queue, type, 'queued', 'queued', attempt,
                        jsonb_build_object('runAt', to_char(run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
                                           'error', last_error)
                 FROM changed
@@ -748,8 +822,8 @@ final class TaskSql {
                 RETURNING t.*
             ),
             events AS (
-                INSERT INTO task_event (task_id, concurrency_key, queue, task_type, name, state, attempt, detail)
-                SELECT id, nullif(concurrency_key, ''), queue, type, state, state, attempt,
+                INSERT INTO task_event (task_id, concurrency_key, schedule, scheduled_for, queue, task_type, name, state, attempt, detail)
+                SELECT id, nullif(concurrency_key, ''), schedule, scheduled_for, queue, type, state, state, attempt,
                        CASE state
                            WHEN 'failed' THEN jsonb_build_object('error', last_error)
                            ELSE jsonb_build_object('runAt', to_char(run_at AT TIME ZONE 'UTC',
@@ -782,8 +856,8 @@ final class TaskSql {
                 RETURNING t.*, before.worker_id AS previous_worker_id, before.lease_id AS previous_lease_id
             ),
             events AS (
-                INSERT INTO task_event (task_id, concurrency_key, queue, task_type, name, state, attempt, detail)
-                SELECT id, nullif(concurrency_key, ''), queue, type, 'cancelled', 'cancelled', attempt, '{}'::jsonb
+                INSERT INTO task_event (task_id, concurrency_key, schedule, scheduled_for, queue, task_type, name, state, attempt, detail)
+                SELECT id, nullif(concurrency_key, ''), schedule, scheduled_for, queue, type, 'cancelled', 'cancelled', attempt, '{}'::jsonb
                 FROM changed
             ),
             notified AS (
@@ -802,8 +876,8 @@ final class TaskSql {
                 RETURNING *
             ),
             events AS (
-                INSERT INTO task_event (task_id, concurrency_key, queue, task_type, name, state, attempt, detail)
-                SELECT id, nullif(concurrency_key, ''), queue, type, 'queued', 'queued', attempt,
+                INSERT INTO task_event (task_id, concurrency_key, schedule, scheduled_for, queue, task_type, name, state, attempt, detail)
+                SELECT id, nullif(concurrency_key, ''), schedule, scheduled_for, queue, type, 'queued', 'queued', attempt,
                        jsonb_build_object('runAt', to_char(run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
                                           'error', null)
                 FROM changed
@@ -843,8 +917,8 @@ final class TaskSql {
                 RETURNING *
             ),
             events AS (
-                INSERT INTO task_event (task_id, concurrency_key, queue, task_type, name, state, attempt, detail)
-                SELECT id, nullif(concurrency_key, ''), queue, type, 'queued', 'queued', attempt,
+                INSERT INTO task_event (task_id, concurrency_key, schedule, scheduled_for, queue, task_type, name, state, attempt, detail)
+                SELECT id, nullif(concurrency_key, ''), schedule, scheduled_for, queue, type, 'queued', 'queued', attempt,
                        jsonb_build_object('runAt', to_char(run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
                                           'error', null)
                 FROM changed
@@ -876,8 +950,8 @@ final class TaskSql {
                 RETURNING *
             ),
             events AS (
-                INSERT INTO task_event (task_id, concurrency_key, queue, task_type, name, state, attempt, detail)
-                SELECT id, nullif(concurrency_key, ''), queue, type, 'cancelled', 'cancelled', attempt, '{}'::jsonb
+                INSERT INTO task_event (task_id, concurrency_key, schedule, scheduled_for, queue, task_type, name, state, attempt, detail)
+                SELECT id, nullif(concurrency_key, ''), schedule, scheduled_for, queue, type, 'cancelled', 'cancelled', attempt, '{}'::jsonb
                 FROM changed
                 ORDER BY id
             ),

@@ -70,6 +70,7 @@ public class TaskStore {
     private final TaskChanges changes;
     private final QueueFlows flows;
     private final Batcher<Single, Attempt> singles;
+    private final GuardedEnqueues guarded;
     private final TaskStore onWorkerPool;
 
     @Autowired
@@ -82,6 +83,7 @@ public class TaskStore {
         this.transactions = TransactionalOperator.create(new R2dbcTransactionManager(db.getConnectionFactory()));
         this.changes = changes;
         this.flows = flows;
+        this.guarded = new GuardedEnqueues(db, transactions, changes);
         this.singles = new Batcher<>("enqueue", 1000, SINGLE_ENQUEUES_IN_FLIGHT, this::enqueueGrouped);
         this.onWorkerPool = onWorkerPool == null ? this : onWorkerPool;
     }
@@ -106,9 +108,13 @@ public class TaskStore {
     /**
      * Enqueues tasks on one queue in one statement, all or none. A task whose idempotency key
      * already exists on the queue is not inserted; the existing task is returned in its place.
-     * The result is in the order of {@code tasks}.
+     * A batch with unique or debounced tasks is one transaction of several statements instead
+     * (see {@link GuardedEnqueues}). The result is in the order of {@code tasks}.
      */
     public Mono<List<Enqueued>> enqueue(String queue, List<NewTask> tasks) {
+        if (tasks.stream().anyMatch(NewTask::guarded)) {
+            return guarded.enqueue(queue, tasks);
+        }
         return enqueueRound(queue, tasks, new Enqueued[tasks.size()], allIndexes(tasks.size()), 1)
                 .map(List::of);
     }
@@ -122,7 +128,7 @@ public class TaskStore {
      * a second statement, and a failure there must not reach callers whose tasks were created.
      */
     public Mono<Enqueued> enqueueOne(String queue, NewTask task) {
-        if (task.idempotencyKey() != null) {
+        if (task.idempotencyKey() != null || task.guarded()) {
             return enqueue(queue, List.of(task)).map(enqueued -> enqueued.get(0));
         }
         return singles.submit(new Single(queue, task)).flatMap(Attempt::asMono);
@@ -162,7 +168,7 @@ public class TaskStore {
                     for (int i = 0; i < pending.size(); i++) {
                         Task task = inserted.get(i + 1);
                         if (task != null) {
-                            results[pending.get(i)] = new Enqueued(task, true);
+                            results[pending.get(i)] = new Enqueued(task, Enqueued.How.CREATED);
                         } else {
                             replayed.add(pending.get(i));
                         }
@@ -183,7 +189,7 @@ public class TaskStore {
                     for (int i : replayed) {
                         Task task = existing.get(all.get(i).idempotencyKey());
                         if (task != null) {
-                            results[i] = new Enqueued(task, false);
+                            results[i] = new Enqueued(task, Enqueued.How.REPLAYED);
                         } else {
                             vanished.add(i);
                         }
@@ -220,6 +226,11 @@ public class TaskStore {
         Integer[] timeouts = new Integer[n];
         String[] concurrencyKeys = new String[n];
         Integer[] maxSnoozes = new Integer[n];
+        String[] uniqueKeys = new String[n];
+        String[] debounceKeys = new String[n];
+        Long[] debounceMaxMs = new Long[n];
+        String[] schedules = new String[n];
+        String[] scheduledFors = new String[n];
         for (int i = 0; i < n; i++) {
             NewTask task = tasks.get(i);
             types[i] = task.type();
@@ -232,6 +243,17 @@ public class TaskStore {
             timeouts[i] = task.timeoutSeconds();
             concurrencyKeys[i] = task.concurrencyKey() == null ? "" : task.concurrencyKey();
             maxSnoozes[i] = task.maxSnoozes();
+            if (task.unique() != null) {
+                uniqueKeys[i] = Objects.requireNonNull(task.unique().key(), "unique key resolved before the insert");
+            }
+            if (task.debounce() != null) {
+                debounceKeys[i] = task.debounce().key();
+                debounceMaxMs[i] = task.debounce().maxDelay() == null ? null : task.debounce().maxDelay().toMillis();
+            }
+            if (task.origin() != null) {
+                schedules[i] = task.origin().schedule();
+                scheduledFors[i] = task.origin().scheduledFor().toString();
+            }
         }
         return db.sql(TaskSql.ENQUEUE_MANY)
                 .bind("queue", queue)
@@ -244,7 +266,12 @@ public class TaskStore {
                 .bind("keys", keys)
                 .bind("timeouts", timeouts)
                 .bind("concurrencyKeys", concurrencyKeys)
-                .bind("maxSnoozes", maxSnoozes);
+                .bind("maxSnoozes", maxSnoozes)
+                .bind("uniqueKeys", uniqueKeys)
+                .bind("debounceKeys", debounceKeys)
+                .bind("debounceMaxMs", debounceMaxMs)
+                .bind("schedules", schedules)
+                .bind("scheduledFors", scheduledFors);
     }
 
     public Mono<Task> get(long id) {
@@ -691,7 +718,10 @@ public class TaskStore {
                 row.get("idempotency_key", String.class),
                 noKeyAsNull(row.get("concurrency_key", String.class)),
                 Objects.requireNonNull(row.get("snoozes", Integer.class)),
-                Objects.requireNonNull(row.get("max_snoozes", Integer.class)));
+                Objects.requireNonNull(row.get("max_snoozes", Integer.class)),
+                row.get("unique_key", String.class),
+                row.get("schedule", String.class),
+                row.get("scheduled_for", Instant.class));
     }
 
     /** The group without a concurrency key is stored as '' (see V011). */

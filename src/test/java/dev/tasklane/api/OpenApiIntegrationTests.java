@@ -84,7 +84,10 @@ final class OpenApiIntegrationTests extends IntegrationTest {
                 .isEqualTo("#/components/schemas/EnqueueRequest");
         assertThat(schemas.at("/EnqueueRequest/properties").propertyNames()).containsExactlyInAnyOrder(
                 "type", "payload", "priority", "runAt", "delaySeconds", "maxAttempts", "idempotencyKey",
-                "timeoutSeconds", "concurrencyKey", "maxSnoozes");
+                "timeoutSeconds", "concurrencyKey", "maxSnoozes", "unique", "debounce");
+        assertThat(schemas.at("/UniqueOptions/properties").propertyNames()).containsExactlyInAnyOrder(
+                "key", "scope", "windowSeconds");
+        assertThat(schemas.at("/DebounceOptions/required").toString()).contains("key").contains("delaySeconds");
         assertThat(schemas.at("/QueuePatch/properties").propertyNames()).containsExactlyInAnyOrder(
                 "maxRunning", "maxRunningPerKey", "rate", "ratePerKey", "fairness");
         assertThat(schemas.at("/RateLimit/required").toString()).contains("count").contains("periodSeconds");
@@ -96,7 +99,8 @@ final class OpenApiIntegrationTests extends IntegrationTest {
         assertThat(schemas.at("/TaskJson/properties").propertyNames()).containsExactlyInAnyOrder("id", "queue", "type",
                 "payload", "state", "priority", "attempt", "maxAttempts", "runAt", "createdAt", "startedAt",
                 "finishedAt", "workerId", "leaseId", "leaseExpiresAt", "timeoutSeconds", "timeoutAt", "progress",
-                "result", "lastError", "idempotencyKey", "concurrencyKey", "snoozes", "maxSnoozes");
+                "result", "lastError", "idempotencyKey", "concurrencyKey", "snoozes", "maxSnoozes", "uniqueKey",
+                "schedule", "scheduledFor", "deduplicated", "debounced");
         assertThat(schemas.at("/Problem/properties").propertyNames()).contains("status", "title", "detail", "errors");
     }
 

@@ -91,7 +91,7 @@ final class EventStreamsTests {
 
     /** An event of the log, for the tests' sources. */
     static TaskEvent event(long id) {
-        return new TaskEvent(id, 1, "q", "t", null, "queued", "queued", 0, Instant.parse("2026-12-03T10:00:00Z"), "{}");
+        return new TaskEvent(id, 1, "q", "t", null, null, null, "queued", "queued", 0, Instant.parse("2026-12-03T10:00:00Z"), "{}");
     }
 
     /** A log with nothing in its table: live events only, as {@code live} gives them, after {@code horizon}. */

@@ -15,7 +15,7 @@ final class SseFramesTests {
 
     @Test
     void anEventsFrameCarriesItsIdNameAndTheContractsDataWithItsDetail() {
-        TaskEvent event = new TaskEvent(1234, 42, "default", "sleep", "tenant \"7\"", "progress", "running", 1,
+        TaskEvent event = new TaskEvent(1234, 42, "default", "sleep", "tenant \"7\"", null, null, "progress", "running", 1,
                 Instant.parse("2026-12-02T10:00:00.123456Z"), "{\"message\": \"step 4/10\", \"percent\": 40}");
         String frame = new String(SseFrames.of(event), StandardCharsets.UTF_8);
         String[] lines = frame.split("\n");
@@ -37,7 +37,7 @@ final class SseFramesTests {
 
     @Test
     void anEventWithoutDetailAndAGapAreValidFrames() {
-        TaskEvent cancelled = new TaskEvent(9, 3, "q", "t", null, "cancelled", "cancelled", 0, Instant.EPOCH, "{}");
+        TaskEvent cancelled = new TaskEvent(9, 3, "q", "t", null, null, null, "cancelled", "cancelled", 0, Instant.EPOCH, "{}");
         String frame = new String(SseFrames.of(cancelled), StandardCharsets.UTF_8);
         JsonNode data = json.readTree(frame.split("\n")[2].substring(6));
         assertThat(data.size()).isEqualTo(8);
