@@ -1,4 +1,4 @@
-// The dashboard: queues, live events, tasks, one task's life, an enqueue form. It uses only the
+// The dashboard: queues, live events, tasks, schedules, one task's life, an enqueue form. It uses only the
 // public API and its event streams, and writes text with textContent, never as HTML.
 
 import { call, setToken, token, Unauthorized } from './api.js';
@@ -17,6 +17,7 @@ const state = {
   feed: null,
   task: null, // { id, stream }
   tasksNext: null,
+  tasksSchedule: null, // the schedule whose tasks the list shows, from #/tasks?schedule=
 };
 
 // ---- small helpers
@@ -380,6 +381,9 @@ async function loadTasks(append) {
   if (queue) {
     params.set('queue', queue);
   }
+  if (state.tasksSchedule) {
+    params.set('schedule', state.tasksSchedule);
+  }
   if (taskState) {
     params.set('state', taskState);
   }
@@ -397,6 +401,72 @@ async function loadTasks(append) {
   page.tasks.forEach(task => body.append(taskRow(task)));
   state.tasksNext = page.next;
   $('#tasks-more').hidden = !page.next;
+}
+
+// ---- schedules
+
+function scheduleRow(schedule) {
+  const path = `/schedules/${encodeURIComponent(schedule.name)}`;
+  const toggle = el('button', {
+    type: 'button', text: schedule.paused ? 'Resume' : 'Pause', 'data-schedule-toggle': schedule.name,
+    'aria-label': `${schedule.paused ? 'Resume' : 'Pause'} schedule ${schedule.name}`,
+  });
+  toggle.addEventListener('click', async () => {
+    toggle.disabled = true;
+    const updated = await guarded(() => call('POST', `${path}/${schedule.paused ? 'resume' : 'pause'}`),
+        $('#schedules-error'));
+    if (updated) {
+      replaceScheduleRow(updated);
+    } else {
+      toggle.disabled = false;
+    }
+  });
+  const trigger = el('button', {
+    type: 'button', class: 'small', text: 'Trigger', 'data-schedule-trigger': schedule.name,
+    'aria-label': `Make a task of schedule ${schedule.name} now`,
+  });
+  trigger.addEventListener('click', async () => {
+    trigger.disabled = true;
+    const task = await guarded(() => call('POST', `${path}/trigger`), $('#schedules-error'));
+    trigger.disabled = false;
+    if (task) {
+      location.hash = `#/task/${task.id}`;
+    }
+  });
+  const last = schedule.lastFire;
+  const lastCell = !last ? el('td', { text: '–' }) : el('td', {}, time(last.at), ' ',
+      last.taskId ? el('a', { href: `#/task/${last.taskId}`, text: `task ${last.taskId}` }) : badge(last.outcome, 'paused'));
+  const runs = el('ol', { class: 'runs' }, ...schedule.nextRuns.map(run => el('li', { text: time(run) })));
+  return el('tr', { 'data-schedule': schedule.name },
+      el('th', { scope: 'row' }, el('a', {
+        href: `#/tasks?schedule=${encodeURIComponent(schedule.name)}`, text: schedule.name,
+        title: 'Its tasks',
+      })),
+      el('td', {}, el('code', { text: schedule.cron }), el('br'), schedule.timezone),
+      el('td', { text: `${schedule.task.type} on ${schedule.queue}` + (schedule.overlap === 'skip' ? ', no overlap' : '')
+          + (schedule.catchUp === 'none' ? '' : `, catch-up ${schedule.catchUp}`) }),
+      el('td', {}, runs),
+      lastCell,
+      el('td', {}, badge(schedule.paused ? 'paused' : 'active'), ' ', toggle, ' ', trigger));
+}
+
+function replaceScheduleRow(schedule) {
+  const old = document.querySelector(`#schedules-table tr[data-schedule="${CSS.escape(schedule.name)}"]`);
+  const row = scheduleRow(schedule);
+  if (old) {
+    old.replaceWith(row);
+  } else {
+    $('#schedules-table tbody').append(row);
+  }
+}
+
+async function loadSchedules() {
+  const body = await guarded(() => call('GET', '/schedules'), $('#schedules-error'));
+  if (!body) {
+    return;
+  }
+  $('#schedules-table tbody').replaceChildren(...body.schedules.map(scheduleRow));
+  $('#schedules-empty').hidden = body.schedules.length > 0;
 }
 
 // ---- one task
@@ -428,6 +498,15 @@ function showTask(task) {
     ['Worker', task.workerId ?? '–'], ['Lease until', time(task.leaseExpiresAt)],
     ['Idempotency key', task.idempotencyKey ?? '–'],
   ];
+  if (task.schedule) {
+    fields.push(['Schedule', task.schedule], ['Scheduled for', time(task.scheduledFor)]);
+  }
+  if (task.concurrencyKey) {
+    fields.push(['Concurrency key', task.concurrencyKey]);
+  }
+  if (task.uniqueKey) {
+    fields.push(['Unique key', task.uniqueKey]);
+  }
   $('#task-fields').replaceChildren(...fields.map(([name, value]) =>
       el('div', {}, el('dt', { text: name }), el('dd', { text: String(value) }))));
   $('#task-payload').textContent = json(task.payload);
@@ -559,7 +638,11 @@ function route() {
     if (params.has('queue')) {
       $('#filter-queue').value = params.get('queue');
     }
+    state.tasksSchedule = params.get('schedule');
+    $('#tasks-title').textContent = state.tasksSchedule ? `Tasks of schedule ${state.tasksSchedule}` : 'Tasks';
     loadTasks(false);
+  } else if (view === 'schedules') {
+    loadSchedules();
   } else if (view === 'task') {
     openTask(parts[1]);
   }

@@ -55,6 +55,11 @@ class ApiExceptionHandler extends ResponseEntityExceptionHandler {
     }
 
     @ExceptionHandler
+    ResponseEntity<ProblemDetail> notFound(NotFoundException e) {
+        return problem(HttpStatus.NOT_FOUND, e.title(), e.getMessage(), List.of());
+    }
+
+    @ExceptionHandler
     ResponseEntity<ProblemDetail> notFound(TaskNotFoundException e) {
         return problem(HttpStatus.NOT_FOUND, "Task not found", e.getMessage(), List.of());
     }

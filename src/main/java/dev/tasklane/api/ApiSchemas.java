@@ -74,6 +74,35 @@ final class ApiSchemas {
             @Nullable Long maxDelaySeconds) {
     }
 
+    @Schema(name = "ScheduleTask", description = "The task each fire time makes")
+    record ScheduleTask(
+            @Schema(requiredMode = Schema.RequiredMode.REQUIRED, pattern = "^[A-Za-z0-9_.:-]{1,128}$") String type,
+            @Schema(description = "Any JSON value") @Nullable Object payload,
+            @Schema(minimum = "-100", maximum = "100", defaultValue = "0") @Nullable Integer priority,
+            @Schema(minimum = "1", maximum = "100", defaultValue = "5") @Nullable Integer maxAttempts,
+            @Schema(minimum = "1", maximum = "604800") @Nullable Integer timeoutSeconds,
+            @Schema(minLength = 1, maxLength = 128) @Nullable String concurrencyKey) {
+    }
+
+    @Schema(name = "SchedulePutRequest", description = "A cron schedule")
+    record SchedulePut(
+            @Schema(requiredMode = Schema.RequiredMode.REQUIRED, example = "*/5 * * * *",
+                    description = "5 fields (minute hour day-of-month month day-of-week) with Vixie semantics, or"
+                            + " @yearly, @monthly, @weekly, @daily, @hourly")
+            String cron,
+            @Schema(defaultValue = "UTC", example = "Europe/Berlin", description = "An IANA time zone") @Nullable String timezone,
+            @Schema(requiredMode = Schema.RequiredMode.REQUIRED, pattern = "^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,63}$")
+            String queue,
+            @Schema(requiredMode = Schema.RequiredMode.REQUIRED) ScheduleTask task,
+            @Schema(allowableValues = {"allow", "skip"}, defaultValue = "allow",
+                    description = "skip: no task while the schedule's previous task is not terminal")
+            @Nullable String overlap,
+            @Schema(allowableValues = {"none", "latest", "all"}, defaultValue = "none",
+                    description = "Fire times missed while no replica ran: none, the latest one, or all (at most 100)")
+            @Nullable String catchUp,
+            @Schema(defaultValue = "false") @Nullable Boolean paused) {
+    }
+
     @Schema(name = "BatchEnqueueRequest", description = "Up to 1000 tasks, all enqueued or none")
     record Batch(@Schema(requiredMode = Schema.RequiredMode.REQUIRED) @io.swagger.v3.oas.annotations.media.ArraySchema(
             minItems = 1, maxItems = 1000) List<Enqueue> tasks) {

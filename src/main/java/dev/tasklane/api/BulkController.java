@@ -34,9 +34,10 @@ import tools.jackson.databind.JsonNode;
 @RequestMapping("/api/v1")
 class BulkController {
 
-    private static final Set<String> FIELDS = Set.of("ids", "queue", "state", "type", "concurrencyKey",
+    private static final Set<String> FIELDS = Set.of("ids", "queue", "state", "type", "concurrencyKey", "schedule",
             "createdBefore", "limit");
-    private static final Set<String> FILTER = Set.of("queue", "state", "type", "concurrencyKey", "createdBefore");
+    private static final Set<String> FILTER = Set.of("queue", "state", "type", "concurrencyKey", "schedule",
+            "createdBefore");
 
     private final TaskStore store;
     private final Workers workers;
@@ -97,7 +98,7 @@ class BulkController {
         body.properties().forEach(field -> {
             if (!FIELDS.contains(field.getKey())) {
                 errors.add(new FieldError(field.getKey(), "is not a field of a bulk action (ids, or queue with state,"
-                        + " type, concurrencyKey, createdBefore; and limit)"));
+                        + " type, concurrencyKey, schedule, createdBefore; and limit)"));
             }
         });
         List<Long> ids = ids(fields, body, errors);
@@ -114,6 +115,10 @@ class BulkController {
             fields.invalid("type", "must match " + EnqueueRequests.TYPE_NAME.pattern());
         }
         String concurrencyKey = fields.text("concurrencyKey", EnqueueRequests.MAX_CONCURRENCY_KEY_LENGTH).orElse(null);
+        String schedule = fields.text("schedule", 64).orElse(null);
+        if (schedule != null && !EnqueueRequests.QUEUE_NAME.matcher(schedule).matches()) {
+            fields.invalid("schedule", "must match " + EnqueueRequests.QUEUE_NAME.pattern());
+        }
         Instant createdBefore = fields.string("createdBefore").map(text -> instant(fields, text)).orElse(null);
         int limit = fields.integer("limit", 1, BulkSelection.MAX_LIMIT).orElse((long) BulkSelection.MAX_LIMIT).intValue();
         boolean filtered = FILTER.stream().anyMatch(fields::has);
@@ -125,7 +130,8 @@ class BulkController {
         if (!errors.isEmpty()) {
             throw new InvalidRequestException(errors);
         }
-        return new BulkSelection(ids, ids.isEmpty() ? queue : null, state, type, concurrencyKey, createdBefore, limit);
+        return new BulkSelection(ids, ids.isEmpty() ? queue : null, state, type, concurrencyKey, schedule, createdBefore,
+                limit);
     }
 
     private static List<Long> ids(JsonFields fields, JsonNode body, List<FieldError> errors) {

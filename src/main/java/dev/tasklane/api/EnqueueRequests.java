@@ -100,6 +100,24 @@ final class EnqueueRequests {
         return List.copyOf(tasks);
     }
 
+    /** The fields a schedule's task template may have. */
+    static final java.util.Set<String> TEMPLATE_FIELDS = java.util.Set.of("type", "payload", "priority", "maxAttempts",
+            "timeoutSeconds", "concurrencyKey");
+
+    /**
+     * A schedule's task: an enqueue body with only {@link #TEMPLATE_FIELDS}; returns null when a
+     * field is invalid (the error is recorded).
+     */
+    NewTask template(JsonFields fields, JsonNode node) {
+        node.properties().forEach(field -> {
+            if (!TEMPLATE_FIELDS.contains(field.getKey())) {
+                fields.invalid(field.getKey(), "is not a field of a schedule's task (type, payload, priority,"
+                        + " maxAttempts, timeoutSeconds, concurrencyKey)");
+            }
+        });
+        return read(fields);
+    }
+
     /** Reads one task; returns null when a field is invalid (the error is recorded). */
     private NewTask read(JsonFields fields) {
         int before = errorCount(fields);

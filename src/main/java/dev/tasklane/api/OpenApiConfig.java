@@ -72,11 +72,14 @@ class OpenApiConfig {
             responses.addApiResponse("415", problem("The body is not JSON"));
             responses.addApiResponse("422", problem("Invalid values; `errors` names each field"));
         }
-        if (path.contains("{queue}") || path.equals("/api/v1/tasks")) {
+        if (path.contains("{queue}") || path.contains("{name}") || path.equals("/api/v1/tasks")) {
             responses.putIfAbsent("422", problem("Invalid values; `errors` names each field"));
         }
         if (path.contains("{id}")) {
             responses.addApiResponse("404", problem("No task with this id"));
+        }
+        if (path.contains("{name}") && method != PathItem.HttpMethod.PUT) {
+            responses.addApiResponse("404", problem("No schedule with this name"));
         }
         if (CONFLICTS.contains(operation.getOperationId())) {
             responses.addApiResponse("409", problem("The task's state does not allow it; `state` says what it is"));

@@ -151,11 +151,14 @@ class TaskController {
                             @RequestParam(required = false) @Nullable String state,
                             @RequestParam(required = false) @Nullable String type,
                             @RequestParam(required = false) @Nullable String concurrencyKey,
+                            @RequestParam(required = false) @Nullable String schedule,
                             @RequestParam(required = false) @Nullable String limit,
                             @RequestParam(required = false) @Nullable String before) {
         TaskFilter filter = new TaskFilter(matching("queue", emptyToNull(queue), EnqueueRequests.QUEUE_NAME),
                 parseState(state), matching("type", emptyToNull(type), EnqueueRequests.TYPE_NAME),
-                concurrencyKey(emptyToNull(concurrencyKey)), parseCursor(before), parseLimit(limit));
+                concurrencyKey(emptyToNull(concurrencyKey)),
+                matching("schedule", emptyToNull(schedule), EnqueueRequests.QUEUE_NAME), parseCursor(before),
+                parseLimit(limit));
         return tasks.list(filter).map(page -> new TaskPageJson(
                 page.tasks().stream().map(TaskJson::of).toList(),
                 page.nextBeforeId() == null ? null : encodeCursor(page.nextBeforeId())));

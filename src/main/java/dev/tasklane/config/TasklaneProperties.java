@@ -34,6 +34,7 @@ import org.springframework.validation.annotation.Validated;
  * @param database timeouts and the workers' own pool
  * @param sse the event streams' limits
  * @param queues {@code TASKLANE_QUEUES}: a JSON document {@code {"queue": {flow control}}} applied at each start
+ * @param scheduler how the cron schedules are fired
  */
 @Validated
 @ConfigurationProperties("tasklane")
@@ -53,7 +54,8 @@ public record TasklaneProperties(
         @DefaultValue("2h") @NotNull Duration taskTimeout,
         @DefaultValue @Valid Database database,
         @DefaultValue @Valid Sse sse,
-        @Nullable String queues) {
+        @Nullable String queues,
+        @DefaultValue @Valid Scheduler scheduler) {
 
     public TasklaneProperties {
         if (taskTimeout.compareTo(Duration.ofSeconds(1)) < 0 || taskTimeout.compareTo(Duration.ofDays(7)) > 0) {
@@ -129,6 +131,15 @@ public record TasklaneProperties(
 
     /** @param maxSubscribers event streams one replica serves at once; beyond, 503 with Retry-After */
     public record Sse(@DefaultValue("10000") @Min(1) int maxSubscribers) {
+    }
+
+    /**
+     * @param interval how often each replica looks for due fire times
+     * @param misfireGrace a fire time due longer ago than this was missed (no replica ran), and
+     *                     the schedule's catchUp decides whether it is made
+     */
+    public record Scheduler(@DefaultValue("1s") @NotNull Duration interval,
+                            @DefaultValue("1m") @NotNull Duration misfireGrace) {
     }
 
     /** @param allowedHosts hosts or CIDRs that {@code http} tasks may reach although private */

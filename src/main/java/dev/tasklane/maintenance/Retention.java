@@ -7,6 +7,7 @@ import java.time.Instant;
 import dev.tasklane.config.TasklaneProperties;
 import dev.tasklane.queue.QueueStore;
 import dev.tasklane.queue.TaskStore;
+import dev.tasklane.schedule.ScheduleStore;
 import dev.tasklane.support.PeriodicJob;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -16,7 +17,8 @@ import reactor.core.publisher.Mono;
 
 /**
  * Deletes terminal tasks that finished more than {@code TASKLANE_RETENTION} ago, with their
- * events (and the events of deleted tasks as old), and the rate bookkeeping that no window needs, every {@code tasklane.maintenance.retention-interval}. Small batches, each its own
+ * events (and the events of deleted tasks as old), the rate bookkeeping that no window needs, and
+ * the fire times that schedules have settled, every {@code tasklane.maintenance.retention-interval}. Small batches, each its own
  * short transaction, so that no lock is held for long and a big backlog of finished rows is
  * worked off without one statement that runs for minutes. Every replica runs it; SKIP LOCKED
  * keeps them apart.
@@ -30,13 +32,15 @@ final class Retention extends PeriodicJob {
 
     private final TaskStore store;
     private final QueueStore queues;
+    private final ScheduleStore schedules;
     private final Duration retention;
     private final Clock clock;
 
-    Retention(TaskStore store, QueueStore queues, TasklaneProperties properties) {
+    Retention(TaskStore store, QueueStore queues, ScheduleStore schedules, TasklaneProperties properties) {
         super("Retention", properties.maintenance().retentionInterval());
         this.store = store;
         this.queues = queues;
+        this.schedules = schedules;
         this.retention = properties.retention();
         this.clock = Clock.systemUTC();
     }
@@ -67,7 +71,11 @@ final class Retention extends PeriodicJob {
             Mono<Long> claimStarts = queues.pruneClaimStarts(BATCH * 10)
                     .expand(pruned -> pruned < BATCH * 10 ? Mono.empty() : queues.pruneClaimStarts(BATCH * 10))
                     .then(Mono.just(0L));
-            return tasks.zipWith(deleted, Long::sum).zipWith(claimStarts, Long::sum);
+            // Fire times their schedules have settled: kept as long as tasks, not counted either.
+            Mono<Long> fires = schedules.pruneFires(before, BATCH * 10)
+                    .expand(pruned -> pruned < BATCH * 10 ? Mono.empty() : schedules.pruneFires(before, BATCH * 10))
+                    .then(Mono.just(0L));
+            return tasks.zipWith(deleted, Long::sum).zipWith(claimStarts, Long::sum).zipWith(fires, Long::sum);
         });
     }
 }

@@ -14,11 +14,13 @@ import org.jspecify.annotations.Nullable;
  * @param state only tasks in this state
  * @param type only tasks of this type
  * @param concurrencyKey only tasks with this key
+ * @param schedule only tasks made by this schedule
  * @param createdBefore only tasks created before this
  * @param limit the most tasks the action looks at, 1..{@link #MAX_LIMIT}
  */
 public record BulkSelection(List<Long> ids, @Nullable String queue, @Nullable TaskState state, @Nullable String type,
-                            @Nullable String concurrencyKey, @Nullable Instant createdBefore, int limit) {
+                            @Nullable String concurrencyKey, @Nullable String schedule,
+                            @Nullable Instant createdBefore, int limit) {
 
     public static final int MAX_IDS = 1000;
     public static final int MAX_LIMIT = 100_000;

@@ -213,6 +213,23 @@ public class TaskStore {
                 .all();
     }
 
+    /**
+     * Inserts tasks without idempotency keys in the caller's transaction and announces nothing:
+     * the caller hands them to {@link #announceEnqueued} once its transaction has committed, so
+     * that no worker wakes for a task it cannot see yet.
+     */
+    public Mono<List<Task>> insertUnannounced(String queue, List<NewTask> tasks) {
+        if (tasks.stream().anyMatch(task -> task.idempotencyKey() != null || task.guarded())) {
+            return Mono.error(new IllegalArgumentException("only plain tasks are inserted unannounced"));
+        }
+        return enqueueStatement(db, queue, tasks).map(TaskStore::toTask).all().collectList();
+    }
+
+    /** What follows the commit of {@link #insertUnannounced}: metrics, wake-ups, the event nudge. */
+    public void announceEnqueued(List<Task> inserted) {
+        changes.enqueued(inserted);
+    }
+
     /** The enqueue statement, bound: the service's hot path, also run bare by the benchmark. */
     static DatabaseClient.GenericExecuteSpec enqueueStatement(DatabaseClient db, String queue, List<NewTask> tasks) {
         int n = tasks.size();
@@ -290,6 +307,7 @@ public class TaskStore {
         andEquals(sql, binds, "state", filter.state() == null ? null : filter.state().wireName());
         andEquals(sql, binds, "type", filter.type());
         andEquals(sql, binds, "concurrency_key", filter.concurrencyKey());
+        andEquals(sql, binds, "schedule", filter.schedule());
         if (filter.beforeId() != null) {
             sql.append(" AND id < :beforeId");
             binds.put("beforeId", filter.beforeId());
@@ -633,6 +651,7 @@ public class TaskStore {
         andEquals(sql, binds, "state", selection.state() == null ? null : selection.state().wireName());
         andEquals(sql, binds, "type", selection.type());
         andEquals(sql, binds, "concurrency_key", selection.concurrencyKey());
+        andEquals(sql, binds, "schedule", selection.schedule());
         if (selection.createdBefore() != null) {
             sql.append(" AND created_at < :createdBefore");
             binds.put("createdBefore", selection.createdBefore());

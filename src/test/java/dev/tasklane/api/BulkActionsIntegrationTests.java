@@ -104,7 +104,7 @@ final class BulkActionsIntegrationTests extends WorkerIntegrationTest {
         assertInvalid("{\"ids\": [" + IntStream.range(1, 1002).mapToObj(String::valueOf).collect(Collectors.joining(","))
                 + "]}", "ids");
         assertInvalid("{\"ids\": [0]}", "ids[0]");
-        assertInvalid("{\"queue\": \"" + queue + "\", \"schedule\": \"nightly\"}", "schedule");
+        assertInvalid("{\"queue\": \"" + queue + "\", \"schedule\": \"not a name\"}", "schedule");
         assertInvalid("{\"queue\": \"" + queue + "\", \"limit\": 0}", "limit");
         assertInvalid("{\"queue\": \"" + queue + "\", \"limit\": 100001}", "limit");
         assertInvalid("{\"queue\": \"" + queue + "\", \"state\": \"lost\"}", "state");

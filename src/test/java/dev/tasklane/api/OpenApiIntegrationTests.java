@@ -38,7 +38,14 @@ final class OpenApiIntegrationTests extends IntegrationTest {
             "post /api/v1/tasks/retry",
             "post /api/v1/tasks/cancel",
             "post /api/v1/tasks/delete",
-            "get /api/v1/workers");
+            "get /api/v1/workers",
+            "put /api/v1/schedules/{name}",
+            "get /api/v1/schedules",
+            "get /api/v1/schedules/{name}",
+            "delete /api/v1/schedules/{name}",
+            "post /api/v1/schedules/{name}/pause",
+            "post /api/v1/schedules/{name}/resume",
+            "post /api/v1/schedules/{name}/trigger");
 
     private static final Map<String, List<String>> EXPECTED_ANSWERS = Map.of(
             "post /api/v1/queues/{queue}/tasks", List.of("200", "201", "400", "401", "413", "415", "422"),
@@ -47,7 +54,10 @@ final class OpenApiIntegrationTests extends IntegrationTest {
             "post /api/v1/tasks/{id}/complete", List.of("200", "400", "401", "404", "409", "413", "415", "422"),
             "get /api/v1/tasks/{id}/events", List.of("200", "204", "400", "401", "404"),
             "get /api/v1/tasks", List.of("200", "401", "422"),
-            "patch /api/v1/queues/{queue}", List.of("200", "400", "401", "413", "415", "422"));
+            "patch /api/v1/queues/{queue}", List.of("200", "400", "401", "413", "415", "422"),
+            "put /api/v1/schedules/{name}", List.of("200", "201", "400", "401", "413", "415", "422"),
+            "post /api/v1/schedules/{name}/trigger", List.of("201", "401", "404", "422"),
+            "delete /api/v1/schedules/{name}", List.of("204", "401", "404", "422"));
 
     @Test
     void theDocumentListsEveryRouteOfTheContractWithItsAnswersAndTheBearerScheme() {
@@ -88,6 +98,9 @@ final class OpenApiIntegrationTests extends IntegrationTest {
         assertThat(schemas.at("/UniqueOptions/properties").propertyNames()).containsExactlyInAnyOrder(
                 "key", "scope", "windowSeconds");
         assertThat(schemas.at("/DebounceOptions/required").toString()).contains("key").contains("delaySeconds");
+        assertThat(schemas.at("/SchedulePutRequest/properties").propertyNames()).containsExactlyInAnyOrder(
+                "cron", "timezone", "queue", "task", "overlap", "catchUp", "paused");
+        assertThat(schemas.at("/ScheduleJson/properties").propertyNames()).contains("nextRuns", "lastFire");
         assertThat(schemas.at("/QueuePatch/properties").propertyNames()).containsExactlyInAnyOrder(
                 "maxRunning", "maxRunningPerKey", "rate", "ratePerKey", "fairness");
         assertThat(schemas.at("/RateLimit/required").toString()).contains("count").contains("periodSeconds");

@@ -171,9 +171,46 @@ final class DashboardBrowserTests extends WorkerIntegrationTest {
         }
     }
 
+    @Test
+    void theSchedulesPageShowsNextRunsAndPausesAndTriggersASchedule() throws Exception {
+        String name = TaskFixtures.uniqueQueue("nightly-report");
+        String queue = TaskFixtures.uniqueQueue("reports");
+        api().put().uri("/api/v1/schedules/{n}", name).contentType(MediaType.APPLICATION_JSON)
+                .bodyValue("{\"cron\": \"30 2 * * *\", \"timezone\": \"Europe/Berlin\", \"queue\": \"" + queue + "\","
+                        + " \"task\": {\"type\": \"report\", \"payload\": {\"day\": \"yesterday\"}}}")
+                .exchange().expectStatus().isCreated().expectBody().returnResult();
+        try {
+            WebDriverWait wait = (WebDriverWait) new WebDriverWait(browser, Duration.ofSeconds(30))
+                    .ignoring(StaleElementReferenceException.class);
+            signIn("http://127.0.0.1:" + port + "/#/schedules", wait);
+            By row = By.cssSelector("#schedules-table tr[data-schedule='" + name + "']");
+            wait.until(ExpectedConditions.visibilityOfElementLocated(row));
+            assertThat(browser.findElement(row).findElements(By.cssSelector("ol.runs li"))).hasSize(5);
+            assertThat(browser.findElement(row).getText()).contains("30 2 * * *").contains("Europe/Berlin")
+                    .contains("report on " + queue);
+
+            browser.findElement(row).findElement(By.cssSelector("button[data-schedule-toggle]")).click();
+            wait.until(driver -> driver.findElement(row).findElement(By.cssSelector("td:last-child .badge"))
+                    .getText().equals("paused"));
+            assertThat(api().get().uri("/api/v1/schedules/{n}", name).exchange().expectBody(String.class).returnResult()
+                    .getResponseBody()).contains("\"paused\":true");
+            screenshot("dashboard-schedules.png");
+
+            browser.findElement(row).findElement(By.cssSelector("button[data-schedule-trigger]")).click();
+            wait.until(ExpectedConditions.urlMatches("#/task/\\d+$"));
+            wait.until(ExpectedConditions.textToBePresentInElementLocated(By.id("task-fields"), name));
+            assertThat(browser.findElement(By.id("task-payload")).getText()).contains("yesterday");
+        } finally {
+            api().delete().uri("/api/v1/schedules/{n}", name).exchange();
+        }
+    }
+
     /** Opens the dashboard at {@code url} and gives it the token, as a user does the first time. */
     private static void signIn(String url, WebDriverWait wait) {
         browser.get(url);
+        // a first visit: no token kept from an earlier test on the same origin
+        ((JavascriptExecutor) browser).executeScript("sessionStorage.clear();");
+        browser.navigate().refresh();
         wait.until(ExpectedConditions.visibilityOfElementLocated(By.id("token-input"))).sendKeys(TOKEN);
         browser.findElement(By.id("token-submit")).click();
         wait.until(ExpectedConditions.textToBe(By.id("connection"), "live"));

@@ -7,6 +7,7 @@ import java.util.Map;
 import dev.tasklane.config.TasklaneProperties;
 import dev.tasklane.queue.QueueStore;
 import dev.tasklane.queue.TaskStore;
+import dev.tasklane.schedule.ScheduleStore;
 import dev.tasklane.testsupport.IntegrationTest;
 import dev.tasklane.testsupport.Sql;
 import dev.tasklane.testsupport.TaskFixtures;
@@ -24,6 +25,8 @@ final class RetentionIntegrationTests extends IntegrationTest {
     private TasklaneProperties properties;
     @Autowired
     private QueueStore queues;
+    @Autowired
+    private ScheduleStore schedules;
 
     @Test
     void retentionDeletesOldTerminalTasksWithTheirEventsAndLeavesEverythingElse() {
@@ -45,7 +48,7 @@ final class RetentionIntegrationTests extends IntegrationTest {
         long newestOldEvent = Long.parseLong(Sql.column("SELECT max(id) FROM task_event WHERE task_id IN (?, ?, ?)",
                 ids.get("oldSucceeded"), ids.get("oldFailed"), ids.get("oldCancelled")).get(0));
 
-        long pruned = new Retention(store, queues, properties).pruneAll().block(Duration.ofSeconds(30));
+        long pruned = new Retention(store, queues, schedules, properties).pruneAll().block(Duration.ofSeconds(30));
 
         assertThat(pruned).isGreaterThanOrEqualTo(3);
         assertThat(Sql.column("SELECT id FROM task WHERE queue = ? ORDER BY id", queue)).containsExactly(
@@ -72,7 +75,7 @@ final class RetentionIntegrationTests extends IntegrationTest {
                 INSERT INTO task_event (task_id, queue, task_type, name, state, attempt)
                 SELECT id, queue, type, 'succeeded', state, 1 FROM t""", queue, count);
 
-        long pruned = new Retention(store, queues, properties).pruneAll().block(Duration.ofSeconds(60));
+        long pruned = new Retention(store, queues, schedules, properties).pruneAll().block(Duration.ofSeconds(60));
 
         assertThat(pruned).isGreaterThanOrEqualTo(count);
         assertThat(Sql.column("SELECT count(*) FROM task WHERE queue = ?", queue)).containsExactly("0");
@@ -92,7 +95,7 @@ final class RetentionIntegrationTests extends IntegrationTest {
         Sql.update("UPDATE task_tombstone SET finished_at = now() - interval '8 days' WHERE task_id = ?", old);
         long oldestEvent = Long.parseLong(Sql.column("SELECT max(id) FROM task_event WHERE task_id = ?", old).get(0));
 
-        new Retention(store, queues, properties).pruneAll().block(Duration.ofSeconds(30));
+        new Retention(store, queues, schedules, properties).pruneAll().block(Duration.ofSeconds(30));
 
         assertThat(Sql.column("SELECT DISTINCT task_id::text FROM task_event WHERE queue = ?", queue))
                 .containsExactly(Long.toString(recent));
@@ -113,11 +116,27 @@ final class RetentionIntegrationTests extends IntegrationTest {
                 + " (?, '', now() - interval '2 minutes', 1), (?, '', now() - interval '10 seconds', 1),"
                 + " (?, '', now() - interval '1 second', 1)", rated, rated, unrated);
 
-        new Retention(store, queues, properties).pruneAll().block(Duration.ofSeconds(30));
+        new Retention(store, queues, schedules, properties).pruneAll().block(Duration.ofSeconds(30));
 
         // the row still inside the rated queue's minute stays; the older one, and the unrated queue's, go
         assertThat(Sql.column("SELECT queue || ' ' || (started_at > now() - interval '1 minute') FROM queue_claim_start"
                 + " WHERE queue IN (?, ?)", rated, unrated)).containsExactly(rated + " true");
+    }
+
+    @Test
+    void settledFireTimesGoWithRetentionAndTheFireTimeStillNeverRunsAgain() {
+        String schedule = TaskFixtures.uniqueQueue("retention-schedule");
+        Sql.update("INSERT INTO schedule (name, cron, timezone, queue, task, overlap, catch_up, settled_until, next_fire_at)"
+                + " VALUES (?, '@daily', 'UTC', 'q', '{\"type\": \"t\", \"priority\": 0, \"maxAttempts\": 5,"
+                + " \"timeoutSeconds\": 60}', 'allow', 'none', now(), now() + interval '1 day')", schedule);
+        Sql.update("INSERT INTO schedule_fire (schedule, fire_at, outcome) VALUES (?, now() - interval '30 days', 'enqueued'),"
+                + " (?, now() - interval '1 day', 'enqueued')", schedule, schedule);
+
+        new Retention(store, queues, schedules, properties).pruneAll().block(Duration.ofSeconds(30));
+
+        assertThat(Sql.column("SELECT (fire_at > now() - interval '2 days')::text FROM schedule_fire WHERE schedule = ?",
+                schedule)).containsExactly("true");
+        Sql.update("DELETE FROM schedule WHERE name = ?", schedule);
     }
 
     private static void finish(long id, String state, String ago) {
