@@ -504,6 +504,9 @@ function showTask(task) {
   if (task.concurrencyKey) {
     fields.push(['Concurrency key', task.concurrencyKey]);
   }
+  if (task.snoozes > 0) {
+    fields.push(['Snoozes', `${task.snoozes} of ${task.maxSnoozes}`]);
+  }
   if (task.uniqueKey) {
     fields.push(['Unique key', task.uniqueKey]);
   }
