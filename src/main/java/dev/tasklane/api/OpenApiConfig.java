@@ -1,5 +1,6 @@
 package dev.tasklane.api;
 
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
@@ -9,6 +10,7 @@ import io.swagger.v3.oas.models.OpenAPI;
 import io.swagger.v3.oas.models.Operation;
 import io.swagger.v3.oas.models.PathItem;
 import io.swagger.v3.oas.models.info.Info;
+import io.swagger.v3.oas.models.info.License;
 import io.swagger.v3.oas.models.media.Content;
 import io.swagger.v3.oas.models.media.MediaType;
 import io.swagger.v3.oas.models.media.Schema;
@@ -17,7 +19,10 @@ import io.swagger.v3.oas.models.responses.ApiResponse;
 import io.swagger.v3.oas.models.responses.ApiResponses;
 import io.swagger.v3.oas.models.security.SecurityRequirement;
 import io.swagger.v3.oas.models.security.SecurityScheme;
+import io.swagger.v3.oas.models.servers.Server;
 import org.springdoc.core.customizers.OpenApiCustomizer;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.info.BuildProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
@@ -35,10 +40,18 @@ class OpenApiConfig {
     private static final Set<String> CONFLICTS = Set.of("cancelTask", "retryTask", "deleteTask", "heartbeat", "reportProgress",
             "complete", "fail", "snooze");
 
+    /** The event names a stream's frames carry, for the description of its 200 answer. */
+    private static final String EVENT_NAMES = "queued, running, progress, succeeded, failed, cancelled";
+
     @Bean
-    OpenAPI tasklaneOpenApi() {
+    OpenAPI tasklaneOpenApi(ObjectProvider<BuildProperties> build) {
+        BuildProperties properties = build.getIfAvailable();
         return new OpenAPI()
-                .info(new Info().title("tasklane").version("v1").description("""
+                .servers(List.of(new Server().url("/").description("This service")))
+                .info(new Info().title("tasklane")
+                        .version(properties == null ? "development" : properties.getVersion())
+                        .license(new License().name("Apache-2.0").url("https://www.apache.org/licenses/LICENSE-2.0"))
+                        .description("""
                         A task queue on PostgreSQL: enqueue over REST, work in-process or by pull, \
                         watch progress as Server-Sent Events. Every /api/v1 call needs \
                         `Authorization: Bearer <token>`; errors are RFC 9457 problem details."""))
@@ -50,8 +63,10 @@ class OpenApiConfig {
     @Bean
     OpenApiCustomizer sharedAnswers() {
         return api -> {
-            Map<String, Schema> problem = ModelConverters.getInstance().read(ApiSchemas.Problem.class);
+            Map<String, Schema> problem = ModelConverters.getInstance().readAll(ApiSchemas.Problem.class);
             problem.forEach(api.getComponents()::addSchemas);
+            // The streams' bodies are described as text/event-stream below, not as the buffers they are written in.
+            api.getComponents().getSchemas().remove("DataBuffer");
             api.getPaths().forEach((path, item) -> {
                 if (path.startsWith("/api/v1/")) {
                     item.readOperationsMap().forEach((method, operation) -> describe(path, method, operation));
@@ -65,6 +80,15 @@ class OpenApiConfig {
         ApiResponses responses = operation.getResponses();
         boolean stream = path.endsWith("/events");
         responses.values().forEach(response -> jsonInsteadOfAny(response, stream));
+        if (responses.get("204") != null) {
+            responses.get("204").setContent(null); // no content, whatever the method's return type says
+        }
+        if (stream) {
+            responses.get("200").setContent(new Content().addMediaType("text/event-stream", new MediaType()
+                    .schema(new Schema<String>().type("string").description("Server-Sent Events: each frame has"
+                            + " id, event (" + EVENT_NAMES + ") and one line of JSON data; a gap event without id"
+                            + " where retention pruned events; comment lines keep the connection alive"))));
+        }
         responses.addApiResponse("401", problem("No token, or a token that is not accepted"));
         if (operation.getRequestBody() != null) {
             responses.addApiResponse("400", problem("Malformed JSON, or a field of the wrong JSON type"));

@@ -61,7 +61,7 @@ class ScheduleController {
 
     /** A schedule as the API shows it. */
     record ScheduleJson(String name, String cron, String timezone, String queue,
-                        @Schema(description = "The task each fire time makes") JsonNode task,
+                        @Schema(implementation = ApiSchemas.ScheduleTask.class) JsonNode task,
                         String overlap, String catchUp, boolean paused, String createdAt, String updatedAt,
                         @Nullable String resumedAt,
                         @Schema(description = "The next 5 fire times") List<String> nextRuns,

@@ -4,15 +4,32 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
+
 import dev.tasklane.testsupport.IntegrationTest;
+import io.swagger.v3.parser.OpenAPIV3Parser;
+import io.swagger.v3.parser.core.models.ParseOptions;
+import io.swagger.v3.parser.core.models.SwaggerParseResult;
 import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.info.BuildProperties;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** The generated OpenAPI document describes the contract: every route, its answers, the bearer scheme. */
+/**
+ * The generated OpenAPI document describes the contract (every route, its answers, the bearer
+ * scheme) and is valid for a real parser and for a client generator.
+ */
 final class OpenApiIntegrationTests extends IntegrationTest {
+
+    /** Where the build's client generator reads the document. */
+    private static final Path GENERATOR_INPUT = Path.of("target", "openapi", "tasklane.json");
+
+    @Autowired
+    private BuildProperties build;
 
     /** Every route of the contract's API, as method and path. */
     private static final List<String> CONTRACT = List.of(
@@ -115,6 +132,65 @@ final class OpenApiIntegrationTests extends IntegrationTest {
                 "result", "lastError", "idempotencyKey", "concurrencyKey", "snoozes", "maxSnoozes", "uniqueKey",
                 "schedule", "scheduledFor", "deduplicated", "debounced");
         assertThat(schemas.at("/Problem/properties").propertyNames()).contains("status", "title", "detail", "errors");
+    }
+
+    /**
+     * Also saves the document where the build's client generator reads it (see the pom): a
+     * document no generator can use fails the build right after the tests.
+     */
+    @Test
+    void aRealOpenApiParserReportsNothingAndEveryReferenceResolves() throws Exception {
+        String text = anonymous().get().uri("/v3/api-docs").exchange().expectStatus().isOk()
+                .expectBody(String.class).returnResult().getResponseBody();
+        Files.createDirectories(GENERATOR_INPUT.getParent());
+        Files.writeString(GENERATOR_INPUT, text);
+
+        ParseOptions options = new ParseOptions();
+        options.setResolve(true);
+        SwaggerParseResult parsed = new OpenAPIV3Parser().readContents(text, null, options);
+        assertThat(parsed.getMessages()).as("errors and warnings of the parser").isEmpty();
+        assertThat(parsed.getOpenAPI()).isNotNull();
+
+        JsonNode document = JsonMapper.builder().build().readTree(text);
+        List<String> refs = new ArrayList<>();
+        collectRefs(document, refs);
+        assertThat(refs).isNotEmpty().allSatisfy(ref -> assertThat(document.at(ref.substring(1)).isMissingNode())
+                .as(ref + " resolves").isFalse());
+        assertThat(document.at("/components/schemas/FieldError/properties").propertyNames())
+                .containsExactlyInAnyOrder("field", "message");
+
+        assertThat(document.at("/info/license/name").stringValue()).isEqualTo("Apache-2.0");
+        assertThat(document.at("/info/version").stringValue()).isEqualTo(build.getVersion());
+        assertThat(document.at("/servers/0/url").stringValue()).isEqualTo("/");
+        document.get("paths").properties().forEach(path -> path.getValue().properties().forEach(operation -> {
+            String route = operation.getKey() + " " + path.getKey();
+            assertThat(operation.getValue().get("operationId")).as(route + " operationId").isNotNull();
+            operation.getValue().get("responses").properties().stream()
+                    .filter(answer -> answer.getKey().startsWith("4") || answer.getKey().startsWith("5"))
+                    .forEach(answer -> assertThat(answer.getValue().at("/content/application~1problem+json/schema/$ref")
+                            .stringValue()).as(route + " " + answer.getKey()).isEqualTo("#/components/schemas/Problem"));
+        }));
+        for (String stream : List.of("get /api/v1/events", "get /api/v1/tasks/{id}/events")) {
+            JsonNode operation = operation(document, stream);
+            assertThat(operation.at("/responses/200/content").propertyNames()).as(stream).containsExactly("text/event-stream");
+            assertThat(operation.at("/responses/200/content/text~1event-stream/schema/description").stringValue())
+                    .contains("queued, running, progress, succeeded, failed, cancelled");
+            assertThat(operation.get("parameters").findValuesAsString("name")).as(stream).contains("access_token");
+        }
+    }
+
+    private static void collectRefs(JsonNode node, List<String> refs) {
+        if (node.isObject()) {
+            node.properties().forEach(field -> {
+                if (field.getKey().equals("$ref")) {
+                    refs.add(field.getValue().stringValue());
+                } else {
+                    collectRefs(field.getValue(), refs);
+                }
+            });
+        } else if (node.isArray()) {
+            node.forEach(item -> collectRefs(item, refs));
+        }
     }
 
     @Test
