@@ -197,6 +197,8 @@ final class OpenApiIntegrationTests extends IntegrationTest {
     void swaggerUiIsServedWithoutAToken() {
         anonymous().get().uri("/swagger-ui.html").exchange().expectStatus().is3xxRedirection().expectBody();
         anonymous().get().uri("/swagger-ui/index.html").exchange().expectStatus().isOk().expectBody();
+        assertThat(anonymous().get().uri("/v3/api-docs.yaml").exchange().expectStatus().isOk()
+                .expectBody(String.class).returnResult().getResponseBody()).startsWith("openapi: 3.1");
     }
 
     private JsonNode document(String uri) {
