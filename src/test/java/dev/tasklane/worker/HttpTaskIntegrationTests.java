@@ -80,7 +80,10 @@ final class HttpTaskIntegrationTests extends WorkerIntegrationTest {
     @Test
     void aLiteralInternalAddressIsRefusedAtEnqueue() {
         for (String url : new String[] {"http://10.1.2.3/", "http://169.254.169.254/latest/meta-data",
-                "http://[::1]:8080/", "http://192.168.0.1/", "http://[fd00:ec2::254]/"}) {
+                "http://[::1]:8080/", "http://192.168.0.1/", "http://[fd00:ec2::254]/",
+                // NAT64 and 6to4 wrappings of loopback and of the metadata address
+                "http://[64:ff9b::7f00:1]/", "http://[64:ff9b::a9fe:a9fe]/latest/meta-data",
+                "http://[2002:7f00:1::]/", "http://[2002:a9fe:a9fe::1]/"}) {
             api().post().uri("/api/v1/queues/wk-http/tasks").contentType(org.springframework.http.MediaType.APPLICATION_JSON)
                     .bodyValue("{\"type\": \"http\", \"payload\": {\"url\": \"" + url + "\"}}").exchange()
                     .expectStatus().isEqualTo(422)
@@ -98,6 +101,22 @@ final class HttpTaskIntegrationTests extends WorkerIntegrationTest {
                     .bodyValue("{\"type\": \"http\", \"payload\": " + payload + "}").exchange()
                     .expectStatus().isEqualTo(422).expectBody();
         }
+    }
+
+    @Test
+    void headersThatFrameTheRequestOrRouteItAreRefusedAtEnqueueByName() {
+        for (String header : new String[] {"Host", "content-length", "Transfer-Encoding", "Connection", "Upgrade", "TE",
+                "Trailer", "Proxy-Authorization", "proxy-connection"}) {
+            api().post().uri("/api/v1/queues/wk-http/tasks").contentType(org.springframework.http.MediaType.APPLICATION_JSON)
+                    .bodyValue("{\"type\": \"http\", \"payload\": {\"url\": \"http://example.org/\", \"headers\": {\""
+                            + header + "\": \"x\"}}}").exchange()
+                    .expectStatus().isEqualTo(422)
+                    .expectBody().jsonPath("$.errors[0].message").value(message -> assertThat((String) message)
+                            .as(header).startsWith("payload.headers." + header + " may not be set"));
+        }
+        // an ordinary header is fine, and a global address too (64:ff9b:: wrapping 8.8.8.8)
+        tasks.enqueue("wk-http-idle", "{\"type\": \"http\", \"payload\": {\"url\": \"http://[64:ff9b::808:808]/\","
+                + " \"headers\": {\"X-Trace\": \"1\"}}}");
     }
 
     private long enqueue(String payload) {

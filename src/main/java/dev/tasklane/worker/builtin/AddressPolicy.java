@@ -58,8 +58,12 @@ final class AddressPolicy {
             return isInternal(toIpv4(v6.getAddress()));
         }
         byte[] bytes = address.getAddress();
-        if (bytes.length == 16 && isIpv4Mapped(bytes)) {
+        if (bytes.length == 16 && (isIpv4Mapped(bytes) || isNat64(bytes))) {
             return isInternal(toIpv4(bytes));
+        }
+        if (bytes.length == 16 && bytes[0] == 0x20 && bytes[1] == 0x02) {
+            // 6to4 (2002::/16): the IPv4 address is in bytes 2..5, and a relay would deliver there
+            return isInternal(ipv4(bytes[2], bytes[3], bytes[4], bytes[5]));
         }
         boolean uniqueLocal = bytes.length == 16 && (bytes[0] & 0xfe) == 0xfc;
         boolean sharedOrZero = address instanceof Inet4Address
@@ -77,9 +81,26 @@ final class AddressPolicy {
         return bytes[10] == (byte) 0xff && bytes[11] == (byte) 0xff;
     }
 
+    /** The well-known NAT64 prefix 64:ff9b::/96: a translator delivers to the IPv4 address in its last 4 bytes. */
+    private static boolean isNat64(byte[] bytes) {
+        if (bytes[0] != 0 || bytes[1] != 0x64 || bytes[2] != (byte) 0xff || bytes[3] != (byte) 0x9b) {
+            return false;
+        }
+        for (int i = 4; i < 12; i++) {
+            if (bytes[i] != 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     private static InetAddress toIpv4(byte[] v6) {
+        return ipv4(v6[12], v6[13], v6[14], v6[15]);
+    }
+
+    private static InetAddress ipv4(byte a, byte b, byte c, byte d) {
         try {
-            return InetAddress.getByAddress(new byte[] {v6[12], v6[13], v6[14], v6[15]});
+            return InetAddress.getByAddress(new byte[] {a, b, c, d});
         } catch (java.net.UnknownHostException e) {
             throw new IllegalStateException(e);
         }

@@ -165,7 +165,11 @@ final class HttpTaskHandler implements TaskHandler {
                 problems.add("payload.headers must be an object of strings");
             } else {
                 headersNode.properties().forEach(header -> {
-                    if (!header.getValue().isString() || !validHeader(header.getKey(), header.getValue().stringValue())) {
+                    if (framingHeader(header.getKey())) {
+                        problems.add("payload.headers." + header.getKey() + " may not be set: the request's framing"
+                                + " and connection are the handler's (Host, Content-Length, Transfer-Encoding,"
+                                + " Connection, Upgrade, TE, Trailer and Proxy-* are refused)");
+                    } else if (!header.getValue().isString() || !validHeader(header.getKey(), header.getValue().stringValue())) {
                         problems.add("payload.headers." + header.getKey() + " must be a valid header with a string value");
                     } else {
                         headers.put(header.getKey(), header.getValue().stringValue());
@@ -181,6 +185,18 @@ final class HttpTaskHandler implements TaskHandler {
         return new Call(url, method, Map.copyOf(headers), body == null || body.isNull() ? null : body,
                 Duration.ofMillis(timeout == null ? DEFAULT_TIMEOUT_MS : timeout));
     }
+
+    /**
+     * Headers that decide how the request is framed, where it goes or what happens to the
+     * connection: set from a payload they could smuggle a second request or reach another host.
+     */
+    static boolean framingHeader(String name) {
+        String lower = name.toLowerCase(java.util.Locale.ROOT);
+        return FRAMING_HEADERS.contains(lower) || lower.startsWith("proxy-");
+    }
+
+    private static final java.util.Set<String> FRAMING_HEADERS = java.util.Set.of("host", "content-length",
+            "transfer-encoding", "connection", "upgrade", "te", "trailer");
 
     private @Nullable URI url(@Nullable JsonNode node, List<String> problems) {
         if (node == null || !node.isString()) {
