@@ -16,16 +16,19 @@ import org.jspecify.annotations.Nullable;
  * @param database database name
  * @param sslMode the URL's {@code sslMode} option, if any
  * @param schema the URL's {@code schema} option, if any
+ * @param sslRootCert the URL's {@code sslRootCert} option (the CA file that verify-ca and verify-full check against), if any
  * @param user the user named in the URL, if any
  * @param password the password given in the URL, if any
  */
 public record DatabaseUrls(String host, int port, String database, @Nullable String sslMode,
-                           @Nullable String schema, @Nullable String user, @Nullable String password) {
+                           @Nullable String schema, @Nullable String sslRootCert, @Nullable String user,
+                           @Nullable String password) {
 
     public static final String DEFAULT_R2DBC_URL = "r2dbc:postgresql://localhost:5432/tasklane";
 
     private static final Option<String> SSL_MODE = Option.valueOf("sslMode");
     private static final Option<String> SCHEMA = Option.valueOf("schema");
+    private static final Option<String> SSL_ROOT_CERT = Option.valueOf("sslRootCert");
 
     /** Parses an {@code r2dbc:[pool:]postgresql://} URL with the R2DBC SPI's own parser. */
     public static DatabaseUrls parse(String r2dbcUrl) {
@@ -39,7 +42,7 @@ public record DatabaseUrls(String host, int port, String database, @Nullable Str
                 port == null ? 5432 : Integer.parseInt(port.toString()),
                 database == null ? "postgres" : database.toString(),
                 text(options.getValue(SSL_MODE)), text(options.getValue(SCHEMA)),
-                text(user), text(password));
+                text(options.getValue(SSL_ROOT_CERT)), text(user), text(password));
     }
 
     private static @Nullable String text(@Nullable Object value) {
@@ -57,6 +60,9 @@ public record DatabaseUrls(String host, int port, String database, @Nullable Str
         if (sslMode != null) {
             params.add("sslmode=" + sslMode.toLowerCase().replace('_', '-'));
         }
+        if (sslRootCert != null) {
+            params.add("sslrootcert=" + sslRootCert);
+        }
         if (schema != null && otherDatabase.equals(database)) {
             params.add("currentSchema=" + schema);
         }
@@ -68,6 +74,9 @@ public record DatabaseUrls(String host, int port, String database, @Nullable Str
         List<String> params = new ArrayList<>();
         if (sslMode != null) {
             params.add("sslMode=" + sslMode);
+        }
+        if (sslRootCert != null) {
+            params.add("sslRootCert=" + sslRootCert);
         }
         if (schema != null) {
             params.add("schema=" + schema);

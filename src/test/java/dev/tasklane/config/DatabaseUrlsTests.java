@@ -22,6 +22,16 @@ final class DatabaseUrlsTests {
     }
 
     @Test
+    void theCaOfVerifyFullGoesToMigrationsAndListenToo() {
+        DatabaseUrls urls = DatabaseUrls.parse("r2dbc:postgresql://db:5432/tasklane?sslMode=verify-full"
+                + "&sslRootCert=/etc/tasklane/db-ca/ca.crt");
+        assertThat(urls.jdbcUrl()).isEqualTo("jdbc:postgresql://db:5432/tasklane?sslmode=verify-full"
+                + "&sslrootcert=/etc/tasklane/db-ca/ca.crt");
+        assertThat(urls.listenUrl()).isEqualTo("r2dbc:postgresql://db:5432/tasklane?sslMode=verify-full"
+                + "&sslRootCert=/etc/tasklane/db-ca/ca.crt");
+    }
+
+    @Test
     void credentialsInTheUrlAreReadButNeverPrinted() {
         DatabaseUrls urls = DatabaseUrls.parse("r2dbc:postgresql://app:s3cret@db:5432/jobs");
         assertThat(urls.user()).isEqualTo("app");

@@ -22,13 +22,18 @@ import java.util.stream.Stream;
 import javax.xml.parsers.DocumentBuilderFactory;
 
 import dev.tasklane.testsupport.IntegrationTest;
+import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.HTTPGetAction;
 import io.fabric8.kubernetes.api.model.PodSpec;
 import io.fabric8.kubernetes.api.model.Probe;
+import io.fabric8.kubernetes.api.model.VolumeMount;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyEgressRule;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPeer;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -246,6 +251,77 @@ final class KubernetesManifestTests extends IntegrationTest {
     }
 
     // ---- what the invariants look at
+
+    @Test
+    void theNetworkPolicyNamesWhereDnsAndPostgresqlAreAndProdVerifiesTheDatabasesCertificate() throws Exception {
+        if (!rendered) {
+            NetworkPolicy base = networkPolicy("k8s/base/networkpolicy.yaml");
+            assertDnsIsTheClusterDns(base);
+            assertThat(egressTo(base, 5432)).allSatisfy(peer -> assertThat(peer.getPodSelector().getMatchLabels())
+                    .containsEntry("app.kubernetes.io/name", "postgres"));
+            assertThat(Files.readString(K8S.resolve("overlays/prod/kustomization.yaml")))
+                    .contains("sslMode=verify-full&sslRootCert=").contains("ipBlock");
+            return;
+        }
+        for (String overlay : OVERLAYS) {
+            assertDnsIsTheClusterDns(networkPolicy(overlay));
+        }
+        // dev: the overlay's own PostgreSQL pod, by its label
+        List<NetworkPolicyPeer> dev = egressTo(networkPolicy("overlays/dev"), 5432);
+        assertThat(dev).singleElement().satisfies(peer -> {
+            assertThat(peer.getIpBlock()).isNull();
+            assertThat(peer.getPodSelector().getMatchLabels()).containsEntry("app.kubernetes.io/name", "postgres");
+        });
+        assertThat(RENDERED.get("overlays/dev").stream().filter(HasMetadata.class::isInstance).map(HasMetadata.class::cast)
+                .filter(d -> d.getKind().equals("StatefulSet"))
+                .map(d -> d.getMetadata().getLabels().get("app.kubernetes.io/name"))).contains("postgres");
+        // prod: an address range to set, never any address
+        List<NetworkPolicyPeer> prod = egressTo(networkPolicy("overlays/prod"), 5432);
+        assertThat(prod).isNotEmpty().allSatisfy(peer -> {
+            assertThat(peer.getIpBlock()).isNotNull();
+            assertThat(peer.getIpBlock().getCidr()).isNotEqualTo("0.0.0.0/0");
+        });
+        // prod: TLS that checks the server's certificate against a CA mounted from a Secret
+        String url = RENDERED.get("overlays/prod").stream().filter(ConfigMap.class::isInstance).map(ConfigMap.class::cast)
+                .map(config -> config.getData().get("SPRING_R2DBC_URL")).filter(java.util.Objects::nonNull)
+                .findFirst().orElseThrow();
+        Matcher ca = Pattern.compile("sslMode=verify-full&sslRootCert=(/\\S+)/[^/&]+$").matcher(url);
+        assertThat(ca.find()).as(url).isTrue();
+        PodSpec pod = deployment("overlays/prod").getSpec().getTemplate().getSpec();
+        String volume = pod.getContainers().get(0).getVolumeMounts().stream()
+                .filter(mount -> mount.getMountPath().equals(ca.group(1))).map(VolumeMount::getName).findFirst()
+                .orElseThrow(() -> new AssertionError("nothing mounted at " + ca.group(1)));
+        assertThat(pod.getVolumes()).anySatisfy(v -> {
+            assertThat(v.getName()).isEqualTo(volume);
+            assertThat(v.getSecret()).isNotNull();
+        });
+    }
+
+    private static void assertDnsIsTheClusterDns(NetworkPolicy policy) {
+        assertThat(egressTo(policy, 53)).isNotEmpty().allSatisfy(peer -> {
+            assertThat(peer.getNamespaceSelector().getMatchLabels())
+                    .containsEntry("kubernetes.io/metadata.name", "kube-system");
+            assertThat(peer.getPodSelector().getMatchLabels()).containsEntry("k8s-app", "kube-dns");
+        });
+    }
+
+    /** The peers of every egress rule that opens {@code port}; a rule without peers fails (any address). */
+    private static List<NetworkPolicyPeer> egressTo(NetworkPolicy policy, int port) {
+        List<NetworkPolicyPeer> peers = new ArrayList<>();
+        for (NetworkPolicyEgressRule rule : policy.getSpec().getEgress()) {
+            if (rule.getPorts().stream().anyMatch(p -> p.getPort() != null
+                    && String.valueOf(p.getPort().getValue()).equals(String.valueOf(port)))) {
+                assertThat(rule.getTo()).as("egress to port " + port + " names its destinations").isNotEmpty();
+                peers.addAll(rule.getTo());
+            }
+        }
+        return peers;
+    }
+
+    private static NetworkPolicy networkPolicy(String source) {
+        return RENDERED.get(source).stream().filter(NetworkPolicy.class::isInstance).map(NetworkPolicy.class::cast)
+                .filter(policy -> policy.getMetadata().getName().equals("tasklane")).findFirst().orElseThrow();
+    }
 
     private static List<String> kinds(String overlay) {
         return RENDERED.get(overlay).stream().map(d -> ((HasMetadata) d).getKind()).toList();
