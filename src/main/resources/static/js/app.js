@@ -18,7 +18,13 @@ const state = {
   task: null, // { id, stream }
   tasksNext: null,
   tasksSchedule: null, // the schedule whose tasks the list shows, from #/tasks?schedule=
+  scopes: new Set(), // what the token may do: read, enqueue, work, admin
 };
+
+/** Whether the token has the scope; what it lacks is not offered at all. */
+function can(scope) {
+  return state.scopes.has(scope);
+}
 
 // ---- small helpers
 
@@ -102,7 +108,7 @@ async function acceptToken(event) {
   }
   setToken(candidate);
   try {
-    await call('GET', '/queues');
+    await loadScopes();
   } catch (error) {
     setToken(null);
     $('#token-error').textContent = error instanceof Unauthorized ? 'That token was not accepted.' : error.message;
@@ -241,7 +247,9 @@ function flowSummary(queue) {
     'aria-label': `Edit flow control of queue ${queue.name}`,
   });
   edit.addEventListener('click', () => openLimits(queue));
-  cell.append(' ', edit);
+  if (can('admin')) {
+    cell.append(' ', edit);
+  }
   return cell;
 }
 
@@ -298,6 +306,7 @@ function queueRow(queue) {
     type: 'button', text: queue.paused ? 'Resume' : 'Pause', 'data-queue': queue.name,
     'aria-label': `${queue.paused ? 'Resume' : 'Pause'} queue ${queue.name}`,
   });
+  button.hidden = !can('admin');
   button.addEventListener('click', async () => {
     button.disabled = true;
     const updated = await guarded(() => call('POST', `/queues/${encodeURIComponent(queue.name)}/${action}`));
@@ -308,7 +317,7 @@ function queueRow(queue) {
     }
   });
   const cells = [];
-  if (queue.failed > 0) {
+  if (queue.failed > 0 && can('admin')) {
     const redrive = el('button', {
       type: 'button', class: 'small', text: 'Retry failed', 'data-retry-failed': queue.name,
       'aria-label': `Retry the failed tasks of queue ${queue.name}`,
@@ -411,6 +420,7 @@ function scheduleRow(schedule) {
     type: 'button', text: schedule.paused ? 'Resume' : 'Pause', 'data-schedule-toggle': schedule.name,
     'aria-label': `${schedule.paused ? 'Resume' : 'Pause'} schedule ${schedule.name}`,
   });
+  toggle.hidden = !can('admin');
   toggle.addEventListener('click', async () => {
     toggle.disabled = true;
     const updated = await guarded(() => call('POST', `${path}/${schedule.paused ? 'resume' : 'pause'}`),
@@ -425,6 +435,7 @@ function scheduleRow(schedule) {
     type: 'button', class: 'small', text: 'Trigger', 'data-schedule-trigger': schedule.name,
     'aria-label': `Make a task of schedule ${schedule.name} now`,
   });
+  trigger.hidden = !can('enqueue');
   trigger.addEventListener('click', async () => {
     trigger.disabled = true;
     const task = await guarded(() => call('POST', `${path}/trigger`), $('#schedules-error'));
@@ -651,8 +662,29 @@ function route() {
   }
 }
 
-function start() {
-  startFeed();
+async function loadScopes() {
+  state.scopes = new Set((await call('GET', '/token')).scopes);
+  showScopes();
+}
+
+/** Hides what the token cannot do, and says so when it cannot even read. */
+function showScopes() {
+  document.querySelector("nav a[data-view='enqueue']").hidden = !can('enqueue');
+  $('#task-cancel').hidden = !can('admin');
+  $('#task-retry').hidden = !can('admin');
+  const notice = $('#scope-notice');
+  notice.hidden = can('read');
+  notice.textContent = can('read') ? '' : `This token's scopes (${[...state.scopes].join(', ') || 'none'}) do not`
+      + ' include read, which every view of the dashboard needs.';
+}
+
+async function start() {
+  if (state.scopes.size === 0 && !(await guarded(loadScopes))) {
+    return;
+  }
+  if (can('read')) {
+    startFeed();
+  }
   route();
 }
 
@@ -661,6 +693,7 @@ function init() {
   $('#token-dialog').addEventListener('cancel', event => event.preventDefault()); // a token is needed
   $('#sign-out').addEventListener('click', () => {
     setToken(null);
+    state.scopes = new Set();
     if (state.feed) {
       state.feed.close();
       state.feed = null;

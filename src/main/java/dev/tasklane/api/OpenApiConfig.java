@@ -57,7 +57,8 @@ class OpenApiConfig {
                         `Authorization: Bearer <token>`; errors are RFC 9457 problem details."""))
                 .components(new Components().addSecuritySchemes(BEARER, new SecurityScheme()
                         .type(SecurityScheme.Type.HTTP).scheme("bearer")
-                        .description("One of TASKLANE_API_TOKENS")));
+                        .description("One of TASKLANE_API_TOKENS. Each call needs a scope of the token: read (GETs,"
+                                + " streams), enqueue, work (the pull API) or admin (the rest); 403 names the one missing")));
     }
 
     @Bean
@@ -90,6 +91,10 @@ class OpenApiConfig {
                             + " where retention pruned events; comment lines keep the connection alive"))));
         }
         responses.addApiResponse("401", problem("No token, or a token that is not accepted"));
+        if (!path.equals(ScopeRules.TOKEN_ROUTE)) {
+            responses.addApiResponse("403", problem("The token lacks the scope this call needs (read, enqueue,"
+                    + " work or admin); `detail` names it"));
+        }
         if (operation.getRequestBody() != null) {
             responses.addApiResponse("400", problem("Malformed JSON, or a field of the wrong JSON type"));
             responses.addApiResponse("413", problem("The body or a payload is over its limit"));

@@ -1,7 +1,6 @@
 package dev.tasklane.api;
 
 import java.nio.charset.StandardCharsets;
-import java.util.List;
 import java.util.Map;
 
 import org.springframework.context.annotation.Bean;
@@ -12,7 +11,13 @@ import org.springframework.http.HttpMethod;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.http.server.reactive.ServerHttpResponse;
+import org.springframework.security.authorization.AuthorizationDecision;
+import org.springframework.security.authorization.AuthorizationResult;
 import org.springframework.security.config.web.server.ServerHttpSecurity;
+import org.springframework.security.core.Authentication;
+import org.springframework.security.core.GrantedAuthority;
+import org.springframework.security.core.authority.SimpleGrantedAuthority;
+import org.springframework.security.oauth2.core.OAuth2AuthenticatedPrincipal;
 import org.springframework.security.oauth2.core.DefaultOAuth2AuthenticatedPrincipal;
 import org.springframework.security.oauth2.server.resource.introspection.BadOpaqueTokenException;
 import org.springframework.security.oauth2.server.resource.introspection.ReactiveOpaqueTokenIntrospector;
@@ -20,6 +25,7 @@ import org.springframework.security.oauth2.server.resource.web.server.authentica
 import org.springframework.security.web.server.SecurityWebFilterChain;
 import org.springframework.security.web.server.ServerAuthenticationEntryPoint;
 import org.springframework.security.web.server.authentication.ServerAuthenticationConverter;
+import org.springframework.security.web.server.authorization.AuthorizationContext;
 import org.springframework.security.web.server.authorization.ServerAccessDeniedHandler;
 import org.springframework.security.web.server.context.NoOpServerSecurityContextRepository;
 import org.springframework.security.web.server.firewall.ServerExchangeRejectedException;
@@ -35,7 +41,7 @@ import tools.jackson.databind.json.JsonMapper;
 
 /**
  * Bearer tokens on the API (Spring Security's resource server, with {@link ApiTokens} as the
- * opaque-token introspector). Open: the dashboard, health probes, Prometheus and the API docs.
+ * opaque-token introspector), each call allowed only with the scope {@link ScopeRules} names. Open: the dashboard, health probes, Prometheus and the API docs.
  * The two event streams also take the token as {@code access_token}, because a browser's
  * EventSource cannot send headers; no other route does.
  */
@@ -59,6 +65,12 @@ class SecurityConfig {
         };
         ServerAccessDeniedHandler forbidden = (exchange, e) -> {
             closeIfBodyUnread(exchange);
+            if (exchange.getRequest().getPath().pathWithinApplication().value().startsWith("/api/")) {
+                Scope needed = ScopeRules.required(exchange.getRequest());
+                return writeProblem(exchange.getResponse(), json, HttpStatus.FORBIDDEN, "Forbidden",
+                        "This call needs a token with the scope '" + (needed == null ? "" : needed.wireName())
+                                + "', which this token does not have");
+            }
             return writeProblem(exchange.getResponse(), json, HttpStatus.FORBIDDEN, "Forbidden", "This endpoint is closed");
         };
         return http
@@ -71,7 +83,7 @@ class SecurityConfig {
                 .authorizeExchange(exchanges -> exchanges
                         .pathMatchers("/actuator/health", "/actuator/health/**", "/actuator/prometheus").permitAll()
                         .pathMatchers("/actuator", "/actuator/**").denyAll()
-                        .pathMatchers("/api/**").authenticated()
+                        .pathMatchers("/api/**").access(SecurityConfig::scoped)
                         .anyExchange().permitAll())
                 .oauth2ResourceServer(resourceServer -> resourceServer
                         .bearerTokenConverter(bearerTokens())
@@ -130,10 +142,23 @@ class SecurityConfig {
                 (match.isMatch() ? headerOrQuery : headerOnly).convert(exchange));
     }
 
+    /** Granted when the token has the scope the call needs (see {@link ScopeRules}). */
+    private static Mono<AuthorizationResult> scoped(Mono<Authentication> authentication, AuthorizationContext context) {
+        Scope needed = ScopeRules.required(context.getExchange().getRequest());
+        return authentication
+                .filter(Authentication::isAuthenticated)
+                .map(granted -> (AuthorizationResult) new AuthorizationDecision(needed == null
+                        || granted.getAuthorities().stream().anyMatch(a -> needed.authority().equals(a.getAuthority()))))
+                .defaultIfEmpty(new AuthorizationDecision(false));
+    }
+
     private static ReactiveOpaqueTokenIntrospector introspector(ApiTokens tokens) {
-        return token -> tokens.accepts(token)
-                ? Mono.just(new DefaultOAuth2AuthenticatedPrincipal("api-client", Map.of("sub", "api-client"), List.of()))
-                : Mono.error(new BadOpaqueTokenException("unknown token"));
+        return token -> tokens.scopesOf(token)
+                .<Mono<OAuth2AuthenticatedPrincipal>>map(scopes -> Mono.just(new DefaultOAuth2AuthenticatedPrincipal(
+                        "api-client", Map.of("sub", "api-client"),
+                        scopes.stream().sorted().map(scope -> (GrantedAuthority) new SimpleGrantedAuthority(scope.authority()))
+                                .toList())))
+                .orElseGet(() -> Mono.error(new BadOpaqueTokenException("unknown token")));
     }
 
     private static Mono<Void> writeProblem(ServerHttpResponse response, JsonMapper json, HttpStatus status,

@@ -56,6 +56,7 @@ final class OpenApiIntegrationTests extends IntegrationTest {
             "post /api/v1/tasks/cancel",
             "post /api/v1/tasks/delete",
             "get /api/v1/workers",
+            "get /api/v1/token",
             "put /api/v1/schedules/{name}",
             "get /api/v1/schedules",
             "get /api/v1/schedules/{name}",
@@ -65,16 +66,16 @@ final class OpenApiIntegrationTests extends IntegrationTest {
             "post /api/v1/schedules/{name}/trigger");
 
     private static final Map<String, List<String>> EXPECTED_ANSWERS = Map.of(
-            "post /api/v1/queues/{queue}/tasks", List.of("200", "201", "400", "401", "413", "415", "422"),
-            "post /api/v1/tasks/{id}/cancel", List.of("200", "401", "404", "409"),
-            "delete /api/v1/tasks/{id}", List.of("204", "401", "404", "409"),
-            "post /api/v1/tasks/{id}/complete", List.of("200", "400", "401", "404", "409", "413", "415", "422"),
-            "get /api/v1/tasks/{id}/events", List.of("200", "204", "400", "401", "404"),
-            "get /api/v1/tasks", List.of("200", "401", "422"),
-            "patch /api/v1/queues/{queue}", List.of("200", "400", "401", "413", "415", "422"),
-            "put /api/v1/schedules/{name}", List.of("200", "201", "400", "401", "413", "415", "422"),
-            "post /api/v1/schedules/{name}/trigger", List.of("201", "401", "404", "422"),
-            "delete /api/v1/schedules/{name}", List.of("204", "401", "404", "422"));
+            "post /api/v1/queues/{queue}/tasks", List.of("200", "201", "403", "400", "401", "413", "415", "422"),
+            "post /api/v1/tasks/{id}/cancel", List.of("200", "401", "403", "404", "409"),
+            "delete /api/v1/tasks/{id}", List.of("204", "401", "403", "404", "409"),
+            "post /api/v1/tasks/{id}/complete", List.of("200", "400", "403", "401", "404", "409", "413", "415", "422"),
+            "get /api/v1/tasks/{id}/events", List.of("200", "204", "403", "400", "401", "404"),
+            "get /api/v1/tasks", List.of("200", "401", "403", "422"),
+            "patch /api/v1/queues/{queue}", List.of("200", "400", "403", "401", "413", "415", "422"),
+            "put /api/v1/schedules/{name}", List.of("200", "201", "403", "400", "401", "413", "415", "422"),
+            "post /api/v1/schedules/{name}/trigger", List.of("201", "401", "403", "404", "422"),
+            "delete /api/v1/schedules/{name}", List.of("204", "401", "403", "404", "422"));
 
     @Test
     void theDocumentListsEveryRouteOfTheContractWithItsAnswersAndTheBearerScheme() {

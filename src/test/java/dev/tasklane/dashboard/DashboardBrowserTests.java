@@ -205,15 +205,43 @@ final class DashboardBrowserTests extends WorkerIntegrationTest {
         }
     }
 
+    @Test
+    void aTokenSeesOnlyWhatItsScopesAllow() {
+        String queue = TaskFixtures.uniqueQueue("dashboard-scoped");
+        new Tasks(api()).enqueue(queue, "{\"type\": \"noop\"}");
+        WebDriverWait wait = (WebDriverWait) new WebDriverWait(browser, Duration.ofSeconds(30))
+                .ignoring(StaleElementReferenceException.class);
+
+        signIn("http://127.0.0.1:" + port + "/#/queues", wait, "read-token");
+        By row = By.cssSelector("#queues-table tr[data-queue='" + queue + "']");
+        wait.until(ExpectedConditions.visibilityOfElementLocated(row));
+        assertThat(browser.findElement(row).findElements(By.cssSelector("button")))
+                .as("no pause, edit or retry for a read-only token").allSatisfy(b -> assertThat(b.isDisplayed()).isFalse());
+        assertThat(browser.findElement(By.cssSelector("nav a[data-view='enqueue']")).isDisplayed()).isFalse();
+        assertThat(browser.findElement(By.id("scope-notice")).isDisplayed()).isFalse();
+
+        signIn("http://127.0.0.1:" + port + "/#/queues", wait, "enqueue-token");
+        wait.until(ExpectedConditions.visibilityOfElementLocated(By.id("scope-notice")));
+        assertThat(browser.findElement(By.id("scope-notice")).getText()).contains("(enqueue)").contains("read");
+        assertThat(browser.findElement(By.cssSelector("nav a[data-view='enqueue']")).isDisplayed()).isTrue();
+    }
+
     /** Opens the dashboard at {@code url} and gives it the token, as a user does the first time. */
     private static void signIn(String url, WebDriverWait wait) {
+        signIn(url, wait, TOKEN);
+    }
+
+    private static void signIn(String url, WebDriverWait wait, String token) {
         browser.get(url);
         // a first visit: no token kept from an earlier test on the same origin
         ((JavascriptExecutor) browser).executeScript("sessionStorage.clear();");
         browser.navigate().refresh();
-        wait.until(ExpectedConditions.visibilityOfElementLocated(By.id("token-input"))).sendKeys(TOKEN);
+        wait.until(ExpectedConditions.visibilityOfElementLocated(By.id("token-input"))).sendKeys(token);
         browser.findElement(By.id("token-submit")).click();
-        wait.until(ExpectedConditions.textToBe(By.id("connection"), "live"));
+        wait.until(ExpectedConditions.invisibilityOfElementLocated(By.id("token-dialog")));
+        if (!token.equals("enqueue-token")) {
+            wait.until(ExpectedConditions.textToBe(By.id("connection"), "live"));
+        }
     }
 
     private static boolean feedMentions(WebDriver driver, long taskId) {

@@ -18,7 +18,7 @@ import org.springframework.test.web.reactive.server.WebTestClient;
  * never takes or prunes another test's rows). Tests keep apart by using their own queue names.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
-        "tasklane.api.tokens=" + IntegrationTest.TOKEN + ",second-token",
+        "tasklane.api.tokens=" + IntegrationTest.TOKEN + ",second-token," + IntegrationTest.SCOPED_TOKENS,
         "tasklane.worker.queues=",
         "tasklane.maintenance.enabled=false"
 })
@@ -27,6 +27,13 @@ import org.springframework.test.web.reactive.server.WebTestClient;
 public abstract class IntegrationTest {
 
     public static final String TOKEN = "test-token";
+
+    /**
+     * A token per scope ({@code read-token} has only read, ...), and {@code hashed-token} given
+     * as its SHA-256, with read and enqueue.
+     */
+    public static final String SCOPED_TOKENS = "read-token:read,enqueue-token:enqueue,work-token:work,"
+            + "admin-token:admin,sha256:550643f45e135491c47bea94823b37278d5dd91375b285d44001d005d1603a33:read+enqueue";
 
     @Autowired
     private WebTestClient webTestClient;
