@@ -92,6 +92,8 @@ public final class EventLog extends LoopLifecycle implements EventSource {
     private final Sinks.Many<LiveEvent> hot = Sinks.many().multicast().directBestEffort();
     private final SerializedSink<Boolean> triggers = new SerializedSink<>();
     private final AtomicInteger subscribers = new AtomicInteger();
+    /** Held while a subscription is counted, and while the reader moves the horizon for nobody. */
+    private final Object subscriptions = new Object();
     // Confined to the reader's pipeline (one round at a time); volatile for readers of the horizon.
     private final Deque<Pending> pending = new ArrayDeque<>();
     private volatile long delivered = -1;
@@ -115,7 +117,12 @@ public final class EventLog extends LoopLifecycle implements EventSource {
     @Override
     public Flux<LiveEvent> live() {
         return hot.asFlux()
-                .doOnSubscribe(s -> subscribers.incrementAndGet())
+                .doOnSubscribe(s -> {
+                    // before the subscriber reads the horizon: see the reader's move without subscribers
+                    synchronized (subscriptions) {
+                        subscribers.incrementAndGet();
+                    }
+                })
                 .doFinally(s -> subscribers.decrementAndGet());
     }
 
@@ -293,15 +300,20 @@ public final class EventLog extends LoopLifecycle implements EventSource {
                         }
                         return Mono.just(readNews);
                     }
-                    if (subscribers.get() == 0) {
-                        // Nobody follows the live stream: move the horizon by the proof alone, without
-                        // reading the rows. Whoever subscribes later replays from the table up to it.
-                        if (proven <= delivered) {
-                            return Mono.just(readNews);
+                    // Nobody follows the live stream: move the horizon by the proof alone, without
+                    // reading the rows; whoever subscribes later replays from the table up to it. The
+                    // check and the move are one step against a subscription (see live()): a stream
+                    // that subscribed in between and read the old horizon would otherwise never be
+                    // sent what lies between the two until some later event showed it the break.
+                    synchronized (subscriptions) {
+                        if (subscribers.get() == 0) {
+                            if (proven <= delivered) {
+                                return Mono.just(readNews);
+                            }
+                            lastEmitted = proven;
+                            delivered = proven;
+                            return Mono.just(true);
                         }
-                        lastEmitted = proven;
-                        delivered = proven;
-                        return Mono.just(true);
                     }
                     return deliverFinal(Math.max(delivered, proven)).map(moved -> moved || readNews);
                 });
