@@ -116,7 +116,8 @@ class OpenApiConfig {
         if (stream) {
             responses.addApiResponse("400", problem("Last-Event-ID is not a number"));
             operation.addParametersItem(new Parameter().in("query").name("access_token").required(false)
-                    .description("The bearer token, for EventSource, which cannot send headers")
+                    .description("The bearer token, as the browser's fallback: EventSource cannot send headers. Other"
+                            + " clients send the header; proxies in front should keep this out of their access logs")
                     .schema(new Schema<String>().type("string")));
         }
     }

@@ -29,6 +29,32 @@ public final class ThreadDumpOnTimeout implements TestExecutionExceptionHandler 
         throw failure;
     }
 
+    /**
+     * Every session of the test server with a transaction or a snapshot, oldest first: one that
+     * stays open holds back the event log's horizon (and every stream behind it).
+     */
+    private static String databaseActivity() {
+        StringBuilder text = new StringBuilder("\nDatabase sessions with a transaction or snapshot:\n");
+        try (java.sql.Connection connection = TestDatabase.get().connect();
+             java.sql.Statement statement = connection.createStatement();
+             java.sql.ResultSet rows = statement.executeQuery("SELECT pid, datname, state, now() - xact_start AS age,"
+                     + " backend_xid, backend_xmin, wait_event_type, wait_event, left(query, 300) AS query"
+                     + " FROM pg_stat_activity WHERE (backend_xid IS NOT NULL OR backend_xmin IS NOT NULL)"
+                     + " AND pid <> pg_backend_pid() ORDER BY xact_start")) {
+            while (rows.next()) {
+                text.append("  pid=").append(rows.getString("pid")).append(" db=").append(rows.getString("datname"))
+                        .append(" state=").append(rows.getString("state")).append(" age=").append(rows.getString("age"))
+                        .append(" xid=").append(rows.getString("backend_xid")).append(" xmin=")
+                        .append(rows.getString("backend_xmin")).append(" wait=").append(rows.getString("wait_event_type"))
+                        .append('/').append(rows.getString("wait_event")).append(" query=")
+                        .append(rows.getString("query").replaceAll("\\s+", " ")).append('\n');
+            }
+        } catch (java.sql.SQLException | RuntimeException e) {
+            text.append("  (could not read: ").append(e).append(")\n");
+        }
+        return text.toString();
+    }
+
     private static boolean causedByTimeout(Throwable failure) {
         for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
             if (cause instanceof TimeoutException || String.valueOf(cause.getMessage()).contains("Timeout")) {
@@ -48,6 +74,7 @@ public final class ThreadDumpOnTimeout implements TestExecutionExceptionHandler 
             text.append('\n');
         }
         BlockingCallsSeen.seen().forEach(seen -> text.append(seen.describe()).append('\n'));
+        text.append(databaseActivity());
         try {
             Path directory = Files.createDirectories(Path.of("target", "thread-dumps"));
             Path file = directory.resolve(test + "-" + System.currentTimeMillis() + ".txt");
