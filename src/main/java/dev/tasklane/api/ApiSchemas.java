@@ -210,6 +210,7 @@ final class ApiSchemas {
             @Schema(allowableValues = {"queued", "running", "succeeded", "failed", "cancelled"}) @Nullable String state,
             @Nullable String type,
             @Schema(minLength = 1, maxLength = 128) @Nullable String concurrencyKey,
+            @Schema(description = "Only tasks made by this schedule") @Nullable String schedule,
             @Schema(format = "date-time", description = "Only tasks created before this") @Nullable String createdBefore,
             @Schema(minimum = "1", maximum = "100000", defaultValue = "100000",
                     description = "The most tasks the action looks at") @Nullable Integer limit) {

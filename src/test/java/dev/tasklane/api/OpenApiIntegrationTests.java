@@ -116,6 +116,10 @@ final class OpenApiIntegrationTests extends IntegrationTest {
         assertThat(schemas.at("/UniqueOptions/properties").propertyNames()).containsExactlyInAnyOrder(
                 "key", "scope", "windowSeconds");
         assertThat(schemas.at("/DebounceOptions/required").toString()).contains("key").contains("delaySeconds");
+        assertThat(schemas.at("/BulkRequest/properties").propertyNames()).containsExactlyInAnyOrder("ids", "queue",
+                "state", "type", "concurrencyKey", "schedule", "createdBefore", "limit");
+        assertThat(operation(document, "get /api/v1/tasks").get("parameters").findValuesAsString("name"))
+                .contains("queue", "state", "type", "concurrencyKey", "schedule", "limit", "before");
         assertThat(schemas.at("/SchedulePutRequest/properties").propertyNames()).containsExactlyInAnyOrder(
                 "cron", "timezone", "queue", "task", "overlap", "catchUp", "paused");
         assertThat(schemas.at("/ScheduleJson/properties").propertyNames()).contains("nextRuns", "lastFire");
