@@ -101,10 +101,6 @@ final class TaskChanges {
         events.appendedAndNotified();
     }
 
-    void retried(Task task) {
-        retried(List.of(task));
-    }
-
     void retried(List<Task> tasks) {
         if (tasks.isEmpty()) {
             return;

@@ -168,25 +168,6 @@ final class TaskSql {
             """;
 
     /**
-     * Deletes a terminal task, leaving a tombstone with its finish time: its events stay until
-     * retention prunes them (see V008), so that no stream misses them. Returns its id, or nothing
-     * when the task is missing or not terminal. Locks the task row.
-     */
-    static final String DELETE_TERMINAL = """
-            WITH deleted AS (
-                DELETE FROM task
-                WHERE id = :id AND state IN ('succeeded', 'failed', 'cancelled')
-                RETURNING id, finished_at
-            ),
-            tombstone AS (
-                INSERT INTO task_tombstone (task_id, finished_at)
-                SELECT id, coalesce(finished_at, now()) FROM deleted
-                ON CONFLICT (task_id) DO NOTHING
-            )
-            SELECT id FROM deleted
-            """;
-
-    /**
      * Retention of deleted tasks: deletes the events of up to :limit tombstones whose task
      * finished before :before, and the tombstones, and raises the event log's pruned-through mark
      * in the same transaction, as {@link #PRUNE_FINISHED} does for tasks.
@@ -840,55 +821,6 @@ final class TaskSql {
             """;
 
     /**
-     * Cancels a queued or running task; returns it with the worker and lease that were running
-     * it, if any, so that exactly that attempt can be stopped.
-     */
-    static final String CANCEL = """
-            WITH before AS (
-                SELECT id, worker_id, lease_id FROM task WHERE id = :id AND state IN ('queued', 'running') FOR UPDATE
-            ),
-            changed AS (
-                UPDATE task t
-                SET state = 'cancelled', finished_at = now(), worker_id = NULL, lease_id = NULL,
-                    lease_expires_at = NULL, timeout_at = NULL
-                FROM before
-                WHERE t.id = before.id
-                RETURNING t.*, before.worker_id AS previous_worker_id, before.lease_id AS previous_lease_id
-            ),
-            events AS (
-                INSERT INTO task_event (task_id, concurrency_key, schedule, scheduled_for, queue, task_type, name, state, attempt, detail)
-                SELECT id, nullif(concurrency_key, ''), schedule, scheduled_for, queue, type, 'cancelled', 'cancelled', attempt, '{}'::jsonb
-                FROM changed
-            ),
-            notified AS (
-                SELECT pg_notify('tasklane_events', '') FROM (SELECT 1 FROM changed LIMIT 1) AS any_row
-            )
-            SELECT changed.* FROM changed LEFT JOIN notified ON true
-            """;
-
-    /** Puts a failed or cancelled task back in the queue, due now, with its attempts reset. */
-    static final String RETRY = """
-            WITH changed AS (
-                UPDATE task
-                SET state = 'queued', attempt = 0, run_at = now(), finished_at = NULL, started_at = NULL,
-                    result = NULL, last_error = NULL, progress_percent = NULL, progress_message = NULL
-                WHERE id = :id AND state IN ('failed', 'cancelled')
-                RETURNING *
-            ),
-            events AS (
-                INSERT INTO task_event (task_id, concurrency_key, schedule, scheduled_for, queue, task_type, name, state, attempt, detail)
-                SELECT id, nullif(concurrency_key, ''), schedule, scheduled_for, queue, type, 'queued', 'queued', attempt,
-                       jsonb_build_object('runAt', to_char(run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
-                                          'error', null)
-                FROM changed
-            ),
-            notified AS (
-                SELECT pg_notify('tasklane_events', '') FROM (SELECT 1 FROM changed LIMIT 1) AS any_row
-            )
-            SELECT changed.* FROM changed LEFT JOIN notified ON true
-            """;
-
-    /**
      * Bulk actions: the next batch of ids that a filter selects, after :after, in id order. The
      * filter conditions go between the prefix and the suffix as {@code AND ...}; :queue is always
      * one of them, so the batch reads the queue's own index. Locks nothing.
@@ -898,8 +830,8 @@ final class TaskSql {
     static final String BULK_MATCH_SUFFIX = " ORDER BY id LIMIT :batch";
 
     /**
-     * Retries the failed and cancelled tasks among :ids, as {@link #RETRY} does one; the others are
-     * left alone. Locks the rows in id order first, as the outcome statements do; the update finds
+     * Retries the failed and cancelled tasks among :ids (one, for a single retry): queued again,
+     * due now, attempts reset; the others are left alone. Locks the rows in id order first, as the outcome statements do; the update finds
      * them by id from an array, whatever the planner guesses of their number.
      */
     static final String RETRY_MANY = """
@@ -931,7 +863,7 @@ final class TaskSql {
             """;
 
     /**
-     * Cancels the queued and running tasks among :ids, as {@link #CANCEL} does one; returns each
+     * Cancels the queued and running tasks among :ids (one, for a single cancel); returns each
      * with the worker and lease that were running it, so that exactly those attempts can be
      * stopped. Locks the rows in id order first.
      */
@@ -963,8 +895,9 @@ final class TaskSql {
             """;
 
     /**
-     * Deletes the terminal tasks among :ids, each leaving a tombstone as {@link #DELETE_TERMINAL}
-     * does; returns how many it deleted.
+     * Deletes the terminal tasks among :ids (one, for a single delete), each leaving a tombstone
+     * with its finish time: its events stay until retention prunes them (see V008), so that no
+     * stream misses them. Returns how many it deleted.
      */
     static final String DELETE_MANY = """
             WITH deleted AS (

@@ -338,8 +338,8 @@ public class TaskStore {
 
     /** Deletes a terminal task; its events stay until retention prunes them. */
     public Mono<Void> delete(long id) {
-        return db.sql(TaskSql.DELETE_TERMINAL).bind("id", id).map(row -> row.get("id", Long.class)).one()
-                .switchIfEmpty(Mono.defer(() -> explainRefusal(id, "deleted")))
+        return deleteMany(List.of(id))
+                .flatMap(deleted -> deleted > 0 ? Mono.empty() : explainRefusal(id, "deleted"))
                 .then();
     }
 
@@ -621,19 +621,14 @@ public class TaskStore {
 
     /** Cancels a queued or running task. */
     public Mono<Cancelled> cancel(long id) {
-        return db.sql(TaskSql.CANCEL).bind("id", id)
-                .map(row -> new Cancelled(toTask(row), row.get("previous_worker_id", String.class),
-                        row.get("previous_lease_id", UUID.class)))
-                .one()
-                .doOnNext(cancelled -> changes.ended(List.of(cancelled.task())))
-                .switchIfEmpty(Mono.defer(() -> explainRefusal(id, "cancelled")));
+        return cancelMany(List.of(id))
+                .flatMap(cancelled -> cancelled.isEmpty() ? explainRefusal(id, "cancelled") : Mono.just(cancelled.get(0)));
     }
 
     /** Puts a failed or cancelled task back in its queue, due now, attempts reset. */
     public Mono<Task> retry(long id) {
-        return db.sql(TaskSql.RETRY).bind("id", id).map(TaskStore::toTask).one()
-                .doOnNext(changes::retried)
-                .switchIfEmpty(Mono.defer(() -> explainRefusal(id, "retried")));
+        return retryMany(List.of(id))
+                .flatMap(retried -> retried.isEmpty() ? explainRefusal(id, "retried") : Mono.just(retried.get(0)));
     }
 
     /**
