@@ -1,5 +1,6 @@
 package dev.tasklane.queue;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -23,6 +24,12 @@ import reactor.core.publisher.Mono;
  */
 final class GuardedEnqueues {
 
+    /**
+     * The longest one call may hold its transaction and its locks: each statement has the
+     * statement timeout, this bounds the commit too, on a connection that stopped answering.
+     */
+    private static final Duration TRANSACTION_TIMEOUT = Duration.ofMinutes(1);
+
     private final DatabaseClient db;
     private final TransactionalOperator transactions;
     private final TaskChanges changes;
@@ -39,7 +46,7 @@ final class GuardedEnqueues {
                 .flatMap(resolved -> Flux.fromIterable(resolved)
                         .concatMap(task -> enqueueOne(queue, task))
                         .collectList());
-        return transactions.transactional(inTransaction).doOnNext(this::announce);
+        return transactions.transactional(inTransaction).timeout(TRANSACTION_TIMEOUT).doOnNext(this::announce);
     }
 
     /** Locks the keys; answers the tasks with their unique keys resolved (a hash where none was given). */

@@ -28,6 +28,9 @@ public class ScheduleStore {
 
     private static final JsonMapper JSON = JsonMapper.builder().build();
 
+    /** The longest one schedule's round may hold its transaction. */
+    private static final Duration ROUND_TIMEOUT = Duration.ofMinutes(1);
+
     private final DatabaseClient db;
     private final TransactionalOperator transactions;
     private final TaskStore tasks;
@@ -126,7 +129,9 @@ public class ScheduleStore {
                                     .fetch().rowsUpdated()
                                     .thenReturn(made));
                 });
-        return transactions.transactional(round).defaultIfEmpty(List.of());
+        // Bounds the commit too: a replica stuck in it would hold the schedule's lock, and with it
+        // the schedule, from every other replica.
+        return transactions.transactional(round).timeout(ROUND_TIMEOUT).defaultIfEmpty(List.of());
     }
 
     private Mono<Task> fireOnce(Schedule schedule, Instant fireAt) {

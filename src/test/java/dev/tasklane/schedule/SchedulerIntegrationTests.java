@@ -199,6 +199,25 @@ final class SchedulerIntegrationTests extends IntegrationTest {
         assertThat(scheduledFor()).containsExactly("2030-10-01T00:01:00Z", "2030-10-01T00:03:00Z");
     }
 
+    @Test
+    void aScheduleThatCannotBeFiredDoesNotStopTheOthersAndIsTriedAgain() {
+        Instant start = Instant.parse("2030-11-15T00:00:00Z");
+        String broken = name + "-broken";
+        putNamed(broken, "* * * * *", ZoneOffset.UTC, Schedule.CatchUp.NONE, Schedule.Overlap.ALLOW, start.minusSeconds(1));
+        put("* * * * *", ZoneOffset.UTC, Schedule.CatchUp.NONE, Schedule.Overlap.ALLOW, start);
+        // the broken one comes first in the round (earlier due), and its task cannot be read
+        Sql.update("UPDATE schedule SET task = '{}' WHERE name = ?", broken);
+
+        round(start.plus(Duration.ofMinutes(1)), MINUTE_GRACE);
+        assertThat(scheduledFor()).containsExactly("2030-11-15T00:01:00Z");
+        assertThat(scheduledFor(broken)).isEmpty();
+
+        Sql.update("UPDATE schedule SET task = '{\"type\": \"t\", \"priority\": 0, \"maxAttempts\": 5,"
+                + " \"timeoutSeconds\": 60}' WHERE name = ?", broken);
+        round(start.plus(Duration.ofMinutes(1)).plusSeconds(20), MINUTE_GRACE);
+        assertThat(scheduledFor(broken)).containsExactly("2030-11-15T00:01:00Z"); // nothing was settled by the failure
+    }
+
     private int tasksOnLocalDay(LocalDate day) {
         name = TaskFixtures.uniqueQueue("sched");
         Instant from = day.atStartOfDay(NEW_YORK).toInstant().minusSeconds(1);
