@@ -15,7 +15,6 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Primary;
 import org.springframework.r2dbc.core.DatabaseClient;
-import reactor.core.publisher.Flux;
 
 /**
  * The service's two ways into the database, both with a statement timeout: the main pool (Boot's,
@@ -66,12 +65,10 @@ class DatabaseClients {
         return new WorkerDatabase(timed(pool, timeout), pool);
     }
 
-    private static DatabaseClient timed(ConnectionFactory connectionFactory, Duration timeout) {
+    static DatabaseClient timed(ConnectionFactory connectionFactory, Duration timeout) {
         return DatabaseClient.builder()
                 .connectionFactory(connectionFactory)
-                .executeFunction(statement -> Flux.from(statement.execute())
-                        .timeout(timeout, Flux.error(() -> new R2dbcTimeoutException(
-                                "no answer from the database within " + timeout.toMillis() + " ms"))))
+                .executeFunction(statement -> TimedResult.timed(statement.execute(), timeout))
                 .build();
     }
 }
