@@ -25,21 +25,24 @@ final class DatabaseBootstrap implements FlywayMigrationStrategy {
     private static final Logger log = LoggerFactory.getLogger(DatabaseBootstrap.class);
     private static final String INVALID_CATALOG_NAME = "3D000";
 
-    private final String r2dbcUrl;
+    private final String directUrl;
     private final String user;
     private final String password;
 
-    DatabaseBootstrap(@Value("${spring.r2dbc.url}") String r2dbcUrl,
+    // The direct URL, as for LISTEN: behind PgBouncer in transaction mode, a database cannot be
+    // created through it, and Flyway's session-level lock could be taken on one server connection
+    // and released on another.
+    DatabaseBootstrap(@Value("${tasklane.listen-url}") String directUrl,
                       @Value("${spring.flyway.user}") String user,
                       @Value("${spring.flyway.password:}") String password) {
-        this.r2dbcUrl = r2dbcUrl;
+        this.directUrl = directUrl;
         this.user = user;
         this.password = password;
     }
 
     @Override
     public void migrate(Flyway flyway) {
-        createDatabaseIfMissing(DatabaseUrls.parse(r2dbcUrl));
+        createDatabaseIfMissing(DatabaseUrls.parse(directUrl));
         flyway.migrate();
     }
 

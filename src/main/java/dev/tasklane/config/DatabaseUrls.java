@@ -49,6 +49,11 @@ public record DatabaseUrls(String host, int port, String database, @Nullable Str
         return value == null ? null : value.toString();
     }
 
+    /** The same place with another schema option. */
+    public DatabaseUrls withSchema(@Nullable String otherSchema) {
+        return new DatabaseUrls(host, port, database, sslMode, otherSchema, sslRootCert, user, password);
+    }
+
     /** The JDBC URL of the same database, for Flyway. */
     public String jdbcUrl() {
         return jdbcUrl(database);

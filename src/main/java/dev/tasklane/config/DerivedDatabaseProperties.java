@@ -9,7 +9,8 @@ import org.springframework.core.env.PropertySource;
 
 /**
  * Lets one setting, {@code SPRING_R2DBC_URL}, say where the database is: the Flyway URL and
- * credentials and the LISTEN URL follow from it unless they are set themselves.
+ * credentials and the LISTEN URL follow from it unless they are set themselves. Where the LISTEN
+ * URL is set (a direct one, beside a main URL through PgBouncer), Flyway's follows it instead.
  *
  * <p>The values are computed when asked for, not when the environment is prepared, because
  * property sources added later (tests' dynamic properties, for one) may still change the R2DBC
@@ -45,7 +46,7 @@ final class DerivedDatabaseProperties implements EnvironmentPostProcessor, Order
             return switch (name) {
                 case "spring.r2dbc.url" -> DatabaseUrls.DEFAULT_R2DBC_URL;
                 case "spring.r2dbc.username" -> urls().user() != null ? null : "postgres";
-                case "spring.flyway.url" -> urls().jdbcUrl();
+                case "spring.flyway.url" -> directUrls().jdbcUrl();
                 case "spring.flyway.user" -> user();
                 case "spring.flyway.password" -> password();
                 case "spring.flyway.schemas" -> urls().schema();
@@ -56,6 +57,14 @@ final class DerivedDatabaseProperties implements EnvironmentPostProcessor, Order
 
         private DatabaseUrls urls() {
             return DatabaseUrls.parse(environment.getProperty("spring.r2dbc.url", DatabaseUrls.DEFAULT_R2DBC_URL));
+        }
+
+        // Migrations take the direct URL, as LISTEN does: Flyway holds a session-level lock, which
+        // over PgBouncer in transaction mode could be taken on one server connection and released
+        // on another. The schema is the main URL's.
+        private DatabaseUrls directUrls() {
+            String direct = environment.getProperty("tasklane.listen-url");
+            return direct == null ? urls() : DatabaseUrls.parse(direct).withSchema(urls().schema());
         }
 
         // An empty setting counts as none: the URL's own credentials, if any, then apply.

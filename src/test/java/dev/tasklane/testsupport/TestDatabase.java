@@ -55,7 +55,7 @@ public final class TestDatabase {
             return jdbcUrl(database);
         }
 
-        String jdbcUrl(String otherDatabase) {
+        public String jdbcUrl(String otherDatabase) {
             return "jdbc:postgresql://" + host + ":" + port + "/" + otherDatabase;
         }
 

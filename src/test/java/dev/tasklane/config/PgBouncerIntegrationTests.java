@@ -1,0 +1,158 @@
+package dev.tasklane.config;
+
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
+
+import dev.tasklane.testsupport.PgBouncer;
+import dev.tasklane.testsupport.Replicas;
+import dev.tasklane.testsupport.SseClient;
+import dev.tasklane.testsupport.TestDatabase;
+import dev.tasklane.testsupport.Tasks;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.http.MediaType;
+import org.springframework.test.web.reactive.server.WebTestClient;
+import tools.jackson.databind.JsonNode;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The service behind a real PgBouncer in transaction mode, set up as the README says: the R2DBC
+ * URL through PgBouncer with {@code preparedStatementCacheQueries=0}, the LISTEN (and migration)
+ * URL straight to PostgreSQL. One replica on a database of its own, created and migrated by the
+ * replica itself, walks the enqueue, in-process worker, pull and event-stream paths.
+ */
+final class PgBouncerIntegrationTests {
+
+    private static final String QUEUE = "bounced";
+    private static final String PULL_QUEUE = "bounced-pull";
+
+    private static PgBouncer bouncer;
+    private static String database;
+    private static ConfigurableApplicationContext replica;
+    private static WebTestClient api;
+
+    @BeforeAll
+    static void startReplicaBehindPgBouncer() throws Exception {
+        bouncer = PgBouncer.startInTransactionMode();
+        TestDatabase.Coordinates server = TestDatabase.get();
+        database = server.database() + "_bouncer_" + Integer.toHexString(ThreadLocalRandom.current().nextInt(1 << 20));
+        replica = Replicas.start(QUEUE + ":8", Map.of(
+                "spring.r2dbc.url", bouncer.r2dbcUrl(database, "preparedStatementCacheQueries=0"),
+                "tasklane.listen-url", "r2dbc:postgresql://" + server.host() + ":" + server.port() + "/" + database,
+                "tasklane.database.statement-timeout", "3s"));
+        api = Replicas.client(replica);
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        if (replica != null) {
+            replica.close();
+        }
+        if (bouncer != null) {
+            bouncer.close();
+        }
+        if (database != null) {
+            try (Connection admin = TestDatabase.get().connect(); Statement statement = admin.createStatement()) {
+                statement.execute("DROP DATABASE IF EXISTS \"" + database + "\" WITH (FORCE)");
+            }
+        }
+    }
+
+    @Test
+    void tasksEnqueuedOneByOneAndInBatchesAreAllWorkedThroughPgBouncer() {
+        Tasks tasks = new Tasks(api);
+        List<Long> ids = new java.util.ArrayList<>();
+        for (int i = 0; i < 30; i++) {
+            ids.add(tasks.enqueue(QUEUE, "{\"type\": \"noop\", \"idempotencyKey\": \"one-" + i + "\"}").get("id").longValue());
+        }
+        StringBuilder batch = new StringBuilder("{\"tasks\": [");
+        for (int i = 0; i < 500; i++) {
+            batch.append(i == 0 ? "" : ",").append("{\"type\": \"noop\", \"payload\": {\"n\": ").append(i).append("}}");
+        }
+        JsonNode created = api.post().uri("/api/v1/queues/{q}/tasks/batch", QUEUE).contentType(MediaType.APPLICATION_JSON)
+                .bodyValue(batch.append("]}").toString()).exchange().expectStatus().isCreated()
+                .expectBody(JsonNode.class).returnResult().getResponseBody();
+        created.get("tasks").forEach(task -> ids.add(task.get("id").longValue()));
+
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200))
+                .until(() -> succeeded(ids) == ids.size());
+        // A replayed key answers the first task, through whichever server connection.
+        JsonNode replay = api.post().uri("/api/v1/queues/{q}/tasks", QUEUE).contentType(MediaType.APPLICATION_JSON)
+                .bodyValue("{\"type\": \"noop\", \"idempotencyKey\": \"one-0\"}").exchange().expectStatus().isOk()
+                .expectBody(JsonNode.class).returnResult().getResponseBody();
+        assertThat(replay.get("id").longValue()).isEqualTo(ids.get(0));
+    }
+
+    private static long succeeded(List<Long> ids) throws Exception {
+        TestDatabase.Coordinates server = TestDatabase.get();
+        try (Connection connection = DriverManager.getConnection(server.jdbcUrl(database), server.user(), server.password());
+             PreparedStatement count = connection.prepareStatement(
+                     "SELECT count(*) FROM task WHERE state = 'succeeded' AND id = ANY(?)")) {
+            count.setArray(1, connection.createArrayOf("bigint", ids.toArray()));
+            try (ResultSet rows = count.executeQuery()) {
+                rows.next();
+                return rows.getLong(1);
+            }
+        }
+    }
+
+    @Test
+    void aPullWorkerClaimsHeartbeatsAndCompletesThroughPgBouncer() {
+        Tasks tasks = new Tasks(api);
+        long id = tasks.enqueue(PULL_QUEUE, "{\"type\": \"remote\"}").get("id").longValue();
+        JsonNode claimed = api.post().uri("/api/v1/queues/{q}/claims", PULL_QUEUE).contentType(MediaType.APPLICATION_JSON)
+                .bodyValue("{\"workerId\": \"bounced-worker\", \"waitSeconds\": 5}").exchange().expectStatus().isOk()
+                .expectBody(JsonNode.class).returnResult().getResponseBody();
+        assertThat(claimed.get("tasks").get(0).get("id").longValue()).isEqualTo(id);
+        api.post().uri("/api/v1/tasks/{id}/heartbeat", id).contentType(MediaType.APPLICATION_JSON)
+                .bodyValue("{\"workerId\": \"bounced-worker\", \"leaseSeconds\": 60}").exchange().expectStatus().isOk();
+        api.post().uri("/api/v1/tasks/{id}/complete", id).contentType(MediaType.APPLICATION_JSON)
+                .bodyValue("{\"workerId\": \"bounced-worker\", \"result\": {\"ok\": true}}").exchange().expectStatus().isOk();
+        assertThat(tasks.get(id).get("state").stringValue()).isEqualTo("succeeded");
+    }
+
+    @Test
+    void aTaskStreamAndTheLiveStreamCarryEveryEventThroughPgBouncer() {
+        SseClient sse = new SseClient(Replicas.port(replica));
+        Tasks tasks = new Tasks(api);
+        var live = sse.events("/api/v1/events?queue=" + QUEUE, null).replay();
+        var liveEvents = SseClient.until(live.autoConnect(), e -> "succeeded".equals(e.event())).toFuture();
+        try {
+            Thread.sleep(500); // the live stream starts from now: let it open first
+        } catch (InterruptedException e) {
+            throw new IllegalStateException(e);
+        }
+        long id = tasks.enqueue(QUEUE, "{\"type\": \"noop\"}").get("id").longValue();
+        List<SseClient.Event> events = SseClient.until(sse.events("/api/v1/tasks/" + id + "/events", null),
+                e -> "succeeded".equals(e.event())).block(Duration.ofSeconds(30));
+        assertThat(events).extracting(SseClient.Event::event).containsExactly("queued", "running", "succeeded");
+        assertThat(liveEvents.join()).extracting(SseClient.Event::event).containsSubsequence("queued", "running", "succeeded");
+    }
+
+    @Test
+    void aStatementThatHangsBehindPgBouncerFailsAtTheTimeoutAndTheReplicaRecovers() throws Exception {
+        TestDatabase.Coordinates server = TestDatabase.get();
+        try (Connection locker = DriverManager.getConnection(server.jdbcUrl(database), server.user(), server.password());
+             Statement statement = locker.createStatement()) {
+            locker.setAutoCommit(false);
+            statement.execute("LOCK TABLE task IN ACCESS EXCLUSIVE MODE");
+            long started = System.nanoTime();
+            api.get().uri("/api/v1/tasks?queue=" + QUEUE + "&limit=1").exchange().expectStatus().isEqualTo(503);
+            assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(10));
+            locker.rollback();
+        }
+        long id = new Tasks(api).enqueue(QUEUE, "{\"type\": \"noop\"}").get("id").longValue();
+        new Tasks(api).awaitState(id, "succeeded", Duration.ofSeconds(30));
+    }
+}
