@@ -1,11 +1,18 @@
 package dev.tasklane.queue;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 
 import dev.tasklane.testsupport.Sql;
 import dev.tasklane.testsupport.TaskFixtures;
@@ -14,12 +21,19 @@ import dev.tasklane.testsupport.TestDatabase;
 import dev.tasklane.testsupport.WorkerIntegrationTest;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /** The metrics of the contract, read the way Prometheus reads them, after real work. */
 final class MetricsIntegrationTests extends WorkerIntegrationTest {
+
+    private static final Path DASHBOARD = Path.of("k8s/overlays/prod/dashboards/tasklane.json");
+    /** Metric names by the prefixes of what the service exports (its own, pools, JVM, HTTP). */
+    private static final Pattern METRIC_NAME = Pattern.compile(
+            "\\b(?:tasklane|r2dbc|jvm|process|system|http_server)_[a-z0-9_]+\\b");
 
     private static final Duration PATIENCE = Duration.ofSeconds(20);
 
@@ -126,6 +140,55 @@ final class MetricsIntegrationTests extends WorkerIntegrationTest {
             assertThat(value(scrape, "tasklane_queue_limit", q, "limit=\"ratePerKeyPeriodSeconds\"")).contains(60.0);
             assertThat(value(scrape, "tasklane_queue_limit", q, "limit=\"maxRunningPerKey\"")).isEmpty();
         });
+    }
+
+    /**
+     * The Grafana dashboard in the prod overlay queries only what the service exports: after work
+     * that makes every kind of metric appear (a retry, a snooze, a rescue, a queue held back), every
+     * metric name in its expressions is in the scrape.
+     */
+    @Test
+    void theGrafanaDashboardQueriesOnlyMetricsTheServiceExports() throws Exception {
+        Tasks tasks = new Tasks(api());
+        String queue = TaskFixtures.uniqueQueue("metrics-dashboard");
+        long worked = tasks.enqueue("wk-basic", "{\"type\": \"noop\"}").get("id").longValue();
+        long retried = tasks.enqueue("wk-retry", "{\"type\": \"sleep\", \"maxAttempts\": 2, \"payload\": {\"failAttempts\": 9}}")
+                .get("id").longValue();
+        api().patch().uri("/api/v1/queues/{q}", queue).contentType(org.springframework.http.MediaType.APPLICATION_JSON)
+                .bodyValue("{\"maxRunning\": 1}").exchange().expectStatus().isOk().expectBody().returnResult();
+        long snoozed = tasks.enqueue(queue, "{\"type\": \"t\"}").get("id").longValue();
+        long rescued = tasks.enqueue(queue, "{\"type\": \"t\"}").get("id").longValue();
+        JsonNode claimed = api().post().uri("/api/v1/queues/{q}/claims", queue).contentType(org.springframework.http.MediaType.APPLICATION_JSON)
+                .bodyValue("{\"workerId\": \"w\"}").exchange().expectStatus().isOk()
+                .expectBody(JsonNode.class).returnResult().getResponseBody();
+        assertThat(claimed.get("tasks").get(0).get("id").longValue()).isEqualTo(snoozed);
+        api().post().uri("/api/v1/tasks/{id}/snooze", snoozed).contentType(org.springframework.http.MediaType.APPLICATION_JSON)
+                .bodyValue("{\"workerId\": \"w\", \"delaySeconds\": 3600}").exchange().expectStatus().isOk();
+        Sql.update("UPDATE task SET state = 'running', attempt = 1, worker_id = 'gone', started_at = now(),"
+                + " lease_expires_at = now() - interval '1 second' WHERE id = ?", rescued);
+        store.rescueExpired(500).collectList().block(PATIENCE);
+        tasks.awaitState(worked, "succeeded", PATIENCE);
+        tasks.awaitState(retried, "failed", PATIENCE);
+        depth.runOnce().block(PATIENCE);
+        Set<String> exported = scrape().lines().filter(line -> !line.startsWith("#") && !line.isBlank())
+                .map(line -> line.split("[{ ]", 2)[0]).collect(Collectors.toSet());
+
+        JsonNode dashboard = JsonMapper.builder().build().readTree(Files.readString(DASHBOARD));
+        List<String> expressions = dashboard.findValues("expr").stream().map(JsonNode::stringValue).toList();
+        List<String> queried = new ArrayList<>();
+        for (String expression : expressions) {
+            Matcher names = METRIC_NAME.matcher(expression);
+            List<String> inThis = new ArrayList<>();
+            while (names.find()) {
+                inThis.add(names.group());
+            }
+            assertThat(inThis).as("metrics named in %s", expression).isNotEmpty();
+            queried.addAll(inThis);
+        }
+        assertThat(queried).as("metrics the dashboard queries").isNotEmpty().allSatisfy(name ->
+                assertThat(exported).as("exported metric names").contains(name));
+        assertThat(queried).contains("tasklane_tasks_snoozed_total", "tasklane_tasks_rescued_total",
+                "tasklane_queue_held_back", "tasklane_task_queue_time_seconds_bucket");
     }
 
     /**
