@@ -1,0 +1,243 @@
+package dev.tasklane.client;
+
+import java.net.InetAddress;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * A pull worker: claims tasks of the types it has handlers for from one queue with long polls,
+ * runs at most {@code concurrency} at once, heartbeats their leases, and completes or fails each.
+ * It claims only as many tasks as it has free slots, so every task it holds has started.
+ *
+ * <p>{@link #stop(Duration)} stops claiming (the long poll in flight is abandoned, which the
+ * service releases), lets running handlers finish within the grace, and then hands back what
+ * is still running: the handlers are cancelled and their tasks snoozed for 0 s, back in the
+ * queue at once without spending an attempt.
+ */
+public final class TasklaneWorker {
+
+    private static final Logger log = LoggerFactory.getLogger(TasklaneWorker.class);
+    private static final int MAX_CLAIM = 100;
+
+    private final TasklaneClient client;
+    private final String queue;
+    private final String workerId;
+    private final int concurrency;
+    private final int leaseSeconds;
+    private final int waitSeconds;
+    private final Map<String, TaskHandler> handlers;
+    private final AtomicInteger held = new AtomicInteger();
+    private final Map<Long, Task> running = new ConcurrentHashMap<>();
+    private final Sinks.Empty<Void> stopClaiming = Sinks.empty();
+    private final Sinks.Empty<Void> drained = Sinks.empty();
+    private volatile Disposable pipeline;
+
+    private TasklaneWorker(Builder builder) {
+        this.client = builder.client;
+        this.queue = builder.queue;
+        this.workerId = builder.workerId != null ? builder.workerId : defaultWorkerId();
+        this.concurrency = builder.concurrency;
+        this.leaseSeconds = builder.leaseSeconds;
+        this.waitSeconds = builder.waitSeconds;
+        this.handlers = Map.copyOf(builder.handlers);
+    }
+
+    public static Builder builder(TasklaneClient client, String queue) {
+        return new Builder(client, queue);
+    }
+
+    public String workerId() {
+        return workerId;
+    }
+
+    /** Starts claiming; returns at once. */
+    public synchronized TasklaneWorker start() {
+        if (pipeline != null) {
+            throw new IllegalStateException("already started");
+        }
+        pipeline = claims()
+                .takeUntilOther(stopClaiming.asMono())
+                .flatMap(this::run, concurrency)
+                .doFinally(signal -> drained.tryEmitEmpty())
+                .subscribe(null, error -> log.error("Worker {} stopped on an error", workerId, error));
+        log.info("Worker {} claims {} from queue {} ({} at once)", workerId, handlers.keySet(), queue, concurrency);
+        return this;
+    }
+
+    /**
+     * Stops claiming, waits up to {@code grace} for running handlers, then hands back the tasks
+     * still running. Completes when every task is finished or handed back.
+     */
+    public Mono<Void> stop(Duration grace) {
+        return Mono.defer(() -> {
+            stopClaiming.tryEmitEmpty();
+            if (pipeline == null) {
+                return Mono.empty();
+            }
+            return drained.asMono()
+                    .timeout(grace, Mono.defer(this::handBack));
+        });
+    }
+
+    /** How many tasks this worker holds now (claimed and running). */
+    public int held() {
+        return held.get();
+    }
+
+    private Mono<Void> handBack() {
+        List<Task> left = List.copyOf(running.values());
+        pipeline.dispose();
+        log.info("Worker {} hands back {} running task(s)", workerId, left.size());
+        return Flux.fromIterable(left)
+                .flatMap(task -> client.snooze(task, Duration.ZERO)
+                        .onErrorResume(error -> {
+                            log.warn("Could not hand back task {}: {}", task.id(), error.toString());
+                            return Mono.empty();
+                        }))
+                .then();
+    }
+
+    /** Claims as many tasks as there are free slots, again and again, until stopped. */
+    private Flux<Task> claims() {
+        TasklaneClient.Claim terms = TasklaneClient.Claim.by(workerId).withLeaseSeconds(leaseSeconds)
+                .withWaitSeconds(waitSeconds).withTypes(handlers.keySet());
+        return Flux.defer(() -> {
+                    int free = Math.min(concurrency - held.get(), MAX_CLAIM);
+                    if (free <= 0) {
+                        return Mono.delay(Duration.ofMillis(20)).thenMany(Flux.empty());
+                    }
+                    return client.claim(queue, terms.withMax(free))
+                            .doOnNext(tasks -> held.addAndGet(tasks.size()))
+                            .flatMapIterable(tasks -> tasks)
+                            .onErrorResume(error -> {
+                                log.warn("Worker {} could not claim from {}: {}", workerId, queue, error.toString());
+                                return Mono.delay(Duration.ofSeconds(1)).thenMany(Flux.empty());
+                            });
+                })
+                .repeat();
+    }
+
+    private Mono<Void> run(Task task) {
+        running.put(task.id(), task);
+        ClaimedTask claimed = new ClaimedTask(task, client);
+        Mono<Optional<Object>> work = Mono.defer(() -> handlers.get(task.type()).handle(claimed))
+                .<Optional<Object>>map(Optional::of)
+                .defaultIfEmpty(Optional.empty());
+        Mono<Task> outcome = work
+                .flatMap(result -> client.complete(task, result.orElse(null)))
+                .onErrorResume(error -> !(error instanceof TasklaneException), error ->
+                        client.fail(task, message(error), !(error instanceof PermanentFailure)))
+                .onErrorResume(error -> {
+                    // 409: the lease was lost (expired and rescued, or the task cancelled).
+                    log.warn("Worker {} could not record the outcome of task {}: {}", workerId, task.id(), error.toString());
+                    return Mono.empty();
+                });
+        Mono<Void> heartbeats = Flux.interval(heartbeatEvery())
+                .concatMap(beat -> client.heartbeat(task, leaseSeconds).onErrorResume(error -> {
+                    log.warn("Heartbeat of task {} failed: {}", task.id(), error.toString());
+                    return Mono.empty();
+                }))
+                .then();
+        return Mono.firstWithSignal(outcome.then(), heartbeats)
+                .doFinally(signal -> {
+                    running.remove(task.id());
+                    held.decrementAndGet();
+                });
+    }
+
+    private Duration heartbeatEvery() {
+        return Duration.ofMillis(Math.max(500, leaseSeconds * 1000L / 3));
+    }
+
+    private static String message(Throwable error) {
+        String text = error.getMessage() == null ? error.getClass().getName() : error.getMessage();
+        return text.length() > 4000 ? text.substring(0, 4000) : text;
+    }
+
+    private static String defaultWorkerId() {
+        String host;
+        try {
+            host = InetAddress.getLocalHost().getHostName();
+        } catch (java.io.IOException e) {
+            host = "worker";
+        }
+        return host + "-" + UUID.randomUUID().toString().substring(0, 8);
+    }
+
+    /** How a worker is made: at least one handler. */
+    public static final class Builder {
+
+        private final TasklaneClient client;
+        private final String queue;
+        private final Map<String, TaskHandler> handlers = new LinkedHashMap<>();
+        private String workerId;
+        private int concurrency = 8;
+        private int leaseSeconds = 30;
+        private int waitSeconds = 20;
+
+        private Builder(TasklaneClient client, String queue) {
+            this.client = client;
+            this.queue = queue;
+        }
+
+        /** A non-blocking handler of one task type. */
+        public Builder handler(String type, TaskHandler handler) {
+            handlers.put(type, handler);
+            return this;
+        }
+
+        /** A blocking handler of one task type: it runs on a thread that may block, never an event loop. */
+        public Builder blockingHandler(String type, BlockingTaskHandler handler) {
+            handlers.put(type, task -> Mono.fromCallable(() -> handler.handle(task)).subscribeOn(Schedulers.boundedElastic()));
+            return this;
+        }
+
+        /** The id the service knows this worker by (host name and a random suffix by default). */
+        public Builder workerId(String value) {
+            this.workerId = value;
+            return this;
+        }
+
+        /** How many tasks run at once (8). */
+        public Builder concurrency(int value) {
+            if (value < 1) {
+                throw new IllegalArgumentException("concurrency must be at least 1");
+            }
+            this.concurrency = value;
+            return this;
+        }
+
+        /** The lease each claim takes (30 s), renewed every third of it while the handler runs. */
+        public Builder leaseSeconds(int value) {
+            this.leaseSeconds = value;
+            return this;
+        }
+
+        /** How long one long poll waits for a task (20 s, at most 30). */
+        public Builder waitSeconds(int value) {
+            this.waitSeconds = value;
+            return this;
+        }
+
+        public TasklaneWorker build() {
+            if (handlers.isEmpty()) {
+                throw new IllegalStateException("a worker needs at least one handler");
+            }
+            return new TasklaneWorker(this);
+        }
+    }
+}

@@ -1,0 +1,150 @@
+package dev.tasklane.client;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import dev.tasklane.client.testing.TasklaneService;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/** TasklaneWorker against the real service: handlers, leases, failures and a graceful stop. */
+final class TasklaneWorkerTests {
+
+    private static final Duration PATIENCE = Duration.ofSeconds(30);
+
+    private static TasklaneService service;
+    private static TasklaneClient client;
+
+    @BeforeAll
+    static void start() throws Exception {
+        service = TasklaneService.start(Map.of("TASKLANE_RESCUE_INTERVAL", "1s"));
+        client = TasklaneClient.builder(service.baseUrl()).token(TasklaneService.TOKEN).build();
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        service.close();
+    }
+
+    @Test
+    void reactiveAndBlockingHandlersRunWithinTheConcurrencyAndBlockingOnesNeverOnAnEventLoop() {
+        AtomicInteger runningNow = new AtomicInteger();
+        AtomicInteger mostAtOnce = new AtomicInteger();
+        Set<String> blockingThreads = ConcurrentHashMap.newKeySet();
+        TasklaneWorker worker = TasklaneWorker.builder(client, "pull-mixed").concurrency(3).workerId("mixed")
+                .handler("double", task -> Mono.delay(Duration.ofMillis(50))
+                        .map(tick -> Map.of("doubled", task.payload().get("n").intValue() * 2)))
+                .blockingHandler("shout", task -> {
+                    mostAtOnce.accumulateAndGet(runningNow.incrementAndGet(), Math::max);
+                    blockingThreads.add(Thread.currentThread().getName());
+                    assertThat(Schedulers.isInNonBlockingThread()).isFalse();
+                    Thread.sleep(100);
+                    runningNow.decrementAndGet();
+                    return task.payload(Map.class).get("word").toString().toUpperCase();
+                })
+                .build().start();
+        try {
+            List<Long> doubled = new ArrayList<>();
+            List<Long> shouted = new ArrayList<>();
+            for (int i = 0; i < 10; i++) {
+                doubled.add(client.enqueue("pull-mixed", NewTask.of("double", Map.of("n", i))).block(PATIENCE).id());
+                shouted.add(client.enqueue("pull-mixed", NewTask.of("shout", Map.of("word", "w" + i))).block(PATIENCE).id());
+            }
+            for (int i = 0; i < 10; i++) {
+                assertThat(awaitTerminal(doubled.get(i)).result().get("doubled").intValue()).isEqualTo(i * 2);
+                assertThat(awaitTerminal(shouted.get(i)).result().asString()).isEqualTo("W" + i);
+            }
+            assertThat(mostAtOnce.get()).isBetween(1, 3);
+            assertThat(blockingThreads).allSatisfy(name -> assertThat(name).startsWith("boundedElastic"));
+        } finally {
+            worker.stop(Duration.ofSeconds(5)).block(PATIENCE);
+        }
+    }
+
+    @Test
+    void aFailingHandlerIsRetriedAndAPermanentFailureFailsAtOnce() {
+        AtomicInteger flakyCalls = new AtomicInteger();
+        TasklaneWorker worker = TasklaneWorker.builder(client, "pull-failing").workerId("failing")
+                .handler("flaky", task -> flakyCalls.incrementAndGet() == 1
+                        ? Mono.error(new IllegalStateException("first call fails")) : Mono.just("ok"))
+                .blockingHandler("doomed", task -> {
+                    throw new PermanentFailure("cannot ever work");
+                })
+                .build().start();
+        try {
+            long flaky = client.enqueue("pull-failing", NewTask.of("flaky").withMaxAttempts(3)).block(PATIENCE).id();
+            long doomed = client.enqueue("pull-failing", NewTask.of("doomed").withMaxAttempts(5)).block(PATIENCE).id();
+            Task flakyDone = awaitTerminal(flaky);
+            assertThat(flakyDone.state()).isEqualTo("succeeded");
+            assertThat(flakyDone.attempt()).isEqualTo(2);
+            Task doomedDone = awaitTerminal(doomed);
+            assertThat(doomedDone.state()).isEqualTo("failed");
+            assertThat(doomedDone.attempt()).isEqualTo(1);
+            assertThat(doomedDone.lastError()).contains("cannot ever work");
+        } finally {
+            worker.stop(Duration.ofSeconds(5)).block(PATIENCE);
+        }
+    }
+
+    @Test
+    void heartbeatsKeepALongTasksLeaseAlive() {
+        TasklaneWorker worker = TasklaneWorker.builder(client, "pull-long").workerId("long").leaseSeconds(2)
+                .handler("long", task -> Mono.delay(Duration.ofSeconds(5)).thenReturn("done"))
+                .build().start();
+        try {
+            long id = client.enqueue("pull-long", NewTask.of("long")).block(PATIENCE).id();
+            Task done = awaitTerminal(id);
+            assertThat(done.state()).isEqualTo("succeeded");
+            assertThat(done.attempt()).as("never rescued and run again").isEqualTo(1);
+        } finally {
+            worker.stop(Duration.ofSeconds(5)).block(PATIENCE);
+        }
+    }
+
+    @Test
+    void aStopWaitsForRunningHandlersAndHandsBackThoseThatOutliveTheGrace() {
+        CountDownLatch started = new CountDownLatch(2);
+        TasklaneWorker worker = TasklaneWorker.builder(client, "pull-stop").workerId("stopping").concurrency(2)
+                .handler("quick", task -> {
+                    started.countDown();
+                    return Mono.delay(Duration.ofMillis(500)).thenReturn("finished");
+                })
+                .handler("endless", task -> {
+                    started.countDown();
+                    return Mono.never();
+                })
+                .build().start();
+        long quick = client.enqueue("pull-stop", NewTask.of("quick")).block(PATIENCE).id();
+        long endless = client.enqueue("pull-stop", NewTask.of("endless")).block(PATIENCE).id();
+        await().atMost(PATIENCE).until(() -> started.getCount() == 0);
+
+        worker.stop(Duration.ofSeconds(2)).block(PATIENCE);
+
+        assertThat(client.get(quick).block(PATIENCE).state()).isEqualTo("succeeded");
+        Task handedBack = client.get(endless).block(PATIENCE);
+        assertThat(handedBack.state()).isEqualTo("queued");
+        assertThat(handedBack.attempt()).as("a hand-back spends no attempt").isEqualTo(0);
+        assertThat(worker.held()).isZero();
+        // Nothing claims after the stop.
+        long later = client.enqueue("pull-stop", NewTask.of("quick")).block(PATIENCE).id();
+        await().during(Duration.ofSeconds(1)).atMost(PATIENCE)
+                .until(() -> "queued".equals(client.get(later).block(PATIENCE).state()));
+    }
+
+    private static Task awaitTerminal(long id) {
+        return await().atMost(PATIENCE).pollInterval(Duration.ofMillis(100))
+                .until(() -> client.get(id).block(PATIENCE), Task::isTerminal);
+    }
+}
