@@ -156,7 +156,7 @@ final class EnqueueRequests {
             return null;
         }
         return new NewTask(type.get(), payload, priority, runAt, delay, maxAttempts, key, timeoutSeconds,
-                concurrencyKey, maxSnoozes, unique, debounce, null);
+                concurrencyKey, maxSnoozes, unique, debounce, null, null);
     }
 
     private static int errorCount(JsonFields fields) {

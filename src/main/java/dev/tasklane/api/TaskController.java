@@ -15,6 +15,7 @@ import dev.tasklane.queue.TaskStore;
 import dev.tasklane.worker.HandlerRegistry;
 import dev.tasklane.worker.Workers;
 import io.swagger.v3.oas.annotations.Operation;
+import io.swagger.v3.oas.annotations.Parameter;
 import io.swagger.v3.oas.annotations.media.Content;
 import io.swagger.v3.oas.annotations.media.Schema;
 import io.swagger.v3.oas.annotations.responses.ApiResponse;
@@ -25,6 +26,7 @@ import org.springframework.web.bind.annotation.DeleteMapping;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestHeader;
 import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RequestMapping;
 import org.springframework.web.bind.annotation.RequestParam;
@@ -72,12 +74,16 @@ class TaskController {
             })
     @PostMapping("/queues/{queue}/tasks")
     Mono<ResponseEntity<TaskJson>> enqueue(@PathVariable String queue,
+            @Parameter(description = "W3C trace context: kept with the task, whose claim and run continue the trace;"
+                    + " an invalid one is ignored")
+            @RequestHeader(name = "traceparent", required = false) @Nullable String traceparent,
             @io.swagger.v3.oas.annotations.parameters.RequestBody(required = true,
                     content = @Content(schema = @Schema(implementation = ApiSchemas.Enqueue.class)))
             @RequestBody JsonNode body) {
         EnqueueRequests.requireQueueName(queue);
+        String trace = TraceParents.valid(traceparent);
         return Mono.fromSupplier(() -> requests.single(body))
-                .flatMap(task -> tasks.enqueueOne(queue, task))
+                .flatMap(task -> tasks.enqueueOne(queue, task.tracedBy(trace)))
                 .map(result -> {
                     TaskJson json = TaskJson.of(result.task());
                     return switch (result.how()) {
@@ -98,12 +104,16 @@ class TaskController {
             })
     @PostMapping("/queues/{queue}/tasks/batch")
     Mono<ResponseEntity<TaskList>> enqueueBatch(@PathVariable String queue,
+            @Parameter(description = "W3C trace context: kept with the task, whose claim and run continue the trace;"
+                    + " an invalid one is ignored")
+            @RequestHeader(name = "traceparent", required = false) @Nullable String traceparent,
             @io.swagger.v3.oas.annotations.parameters.RequestBody(required = true,
                     content = @Content(schema = @Schema(implementation = ApiSchemas.Batch.class)))
             @RequestBody JsonNode body) {
         EnqueueRequests.requireQueueName(queue);
+        String trace = TraceParents.valid(traceparent);
         return Mono.fromSupplier(() -> requests.batch(body))
-                .flatMap(batch -> tasks.enqueue(queue, batch))
+                .flatMap(batch -> tasks.enqueue(queue, batch.stream().map(task -> task.tracedBy(trace)).toList()))
                 .map(results -> {
                     boolean anyCreated = results.stream().anyMatch(Enqueued::created);
                     TaskList list = new TaskList(results.stream().map(TaskJson::enqueued).toList());

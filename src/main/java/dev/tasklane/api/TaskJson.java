@@ -40,6 +40,7 @@ public record TaskJson(
         @Nullable String uniqueKey,
         @Nullable String schedule,
         @Nullable String scheduledFor,
+        @Nullable String traceparent,
         @JsonInclude(JsonInclude.Include.NON_NULL) @Nullable Boolean deduplicated,
         @JsonInclude(JsonInclude.Include.NON_NULL) @Nullable Boolean debounced) {
 
@@ -66,7 +67,7 @@ public record TaskJson(
         return new TaskJson(id, queue, type, payload, state, priority, attempt, maxAttempts, runAt, createdAt,
                 startedAt, finishedAt, workerId, leaseId, leaseExpiresAt, timeoutSeconds, timeoutAt, progress, result,
                 lastError, idempotencyKey, concurrencyKey, snoozes, maxSnoozes, uniqueKey, schedule, scheduledFor,
-                deduplicated, debounced);
+                traceparent, deduplicated, debounced);
     }
 
     /** The task as a claim hands it to the worker that now holds its lease. */
@@ -82,6 +83,7 @@ public record TaskJson(
                 task.timeoutSeconds(), WireTime.format(task.timeoutAt()),
                 new Progress(task.progressPercent(), task.progressMessage()), task.result(), task.lastError(),
                 task.idempotencyKey(), task.concurrencyKey(), task.snoozes(), task.maxSnoozes(),
-                task.uniqueKey(), task.schedule(), WireTime.format(task.scheduledFor()), null, null);
+                task.uniqueKey(), task.schedule(), WireTime.format(task.scheduledFor()),
+                task.traceparent(), null, null);
     }
 }

@@ -21,11 +21,12 @@ import org.jspecify.annotations.Nullable;
  * @param unique the uniqueness it asks for, or null
  * @param debounce the debounce it asks for, or null (never both)
  * @param origin the schedule and fire time that make it, or null
+ * @param traceparent the W3C traceparent of the request that enqueues it, or null
  */
 public record NewTask(String type, @Nullable String payload, int priority, @Nullable Instant runAt,
                       Duration delay, int maxAttempts, @Nullable String idempotencyKey, int timeoutSeconds,
                       @Nullable String concurrencyKey, int maxSnoozes, @Nullable Unique unique,
-                      @Nullable Debounce debounce, @Nullable Origin origin) {
+                      @Nullable Debounce debounce, @Nullable Origin origin, @Nullable String traceparent) {
 
     /** Which existing tasks with the same unique key make an enqueue answer with them instead. */
     public enum UniqueScope {
@@ -66,7 +67,7 @@ public record NewTask(String type, @Nullable String payload, int priority, @Null
                    int maxAttempts, @Nullable String idempotencyKey, int timeoutSeconds,
                    @Nullable String concurrencyKey, int maxSnoozes) {
         this(type, payload, priority, runAt, delay, maxAttempts, idempotencyKey, timeoutSeconds, concurrencyKey,
-                maxSnoozes, null, null, null);
+                maxSnoozes, null, null, null, null);
     }
 
     public static final int DEFAULT_MAX_ATTEMPTS = 5;
@@ -78,7 +79,7 @@ public record NewTask(String type, @Nullable String payload, int priority, @Null
     public NewTask(String type, @Nullable String payload, int priority, @Nullable Instant runAt, Duration delay,
                    int maxAttempts, @Nullable String idempotencyKey, int timeoutSeconds) {
         this(type, payload, priority, runAt, delay, maxAttempts, idempotencyKey, timeoutSeconds, null,
-                DEFAULT_MAX_SNOOZES, null, null, null);
+                DEFAULT_MAX_SNOOZES, null, null, null, null);
     }
 
     public NewTask {
@@ -105,13 +106,19 @@ public record NewTask(String type, @Nullable String payload, int priority, @Null
     /** This task as made by a schedule for one fire time. */
     public NewTask madeBy(Origin origin) {
         return new NewTask(type, payload, priority, runAt, delay, maxAttempts, idempotencyKey, timeoutSeconds,
-                concurrencyKey, maxSnoozes, unique, debounce, origin);
+                concurrencyKey, maxSnoozes, unique, debounce, origin, traceparent);
+    }
+
+    /** This task as part of the trace {@code parent} (a W3C traceparent), or of none. */
+    public NewTask tracedBy(@Nullable String parent) {
+        return new NewTask(type, payload, priority, runAt, delay, maxAttempts, idempotencyKey, timeoutSeconds,
+                concurrencyKey, maxSnoozes, unique, debounce, origin, parent);
     }
 
     /** This task with its unique key resolved. */
     NewTask withUnique(Unique resolved) {
         return new NewTask(type, payload, priority, runAt, delay, maxAttempts, idempotencyKey, timeoutSeconds,
-                concurrencyKey, maxSnoozes, resolved, debounce, origin);
+                concurrencyKey, maxSnoozes, resolved, debounce, origin, traceparent);
     }
 
     /** Whether its enqueue must look at other tasks first (under the lock of its key). */

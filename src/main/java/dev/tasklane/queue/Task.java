@@ -9,7 +9,8 @@ import org.jspecify.annotations.Nullable;
  * One task as stored. {@code payload} and {@code result} are JSON text exactly as the database
  * returns it, so they pass through the service without being parsed again. {@code leaseId},
  * {@code timeoutAt} and {@code leaseExpiresAt} are set while it runs. {@code schedule} and
- * {@code scheduledFor} name the schedule and fire time that made it, if one did.
+ * {@code scheduledFor} name the schedule and fire time that made it, if one did; {@code traceparent}
+ * is the W3C trace context of the request that enqueued it, if it had one.
  */
 public record Task(
         long id,
@@ -39,5 +40,6 @@ public record Task(
         int maxSnoozes,
         @Nullable String uniqueKey,
         @Nullable String schedule,
-        @Nullable Instant scheduledFor) {
+        @Nullable Instant scheduledFor,
+        @Nullable String traceparent) {
 }

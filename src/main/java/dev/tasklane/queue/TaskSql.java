@@ -34,22 +34,22 @@ final class TaskSql {
                             :delaysMs::bigint[], :maxAttempts::integer[], :keys::text[], :timeouts::integer[],
                             :concurrencyKeys::text[], :maxSnoozes::integer[], :uniqueKeys::text[],
                             :debounceKeys::text[], :debounceMaxMs::bigint[], :schedules::text[],
-                            :scheduledFors::text[])
+                            :scheduledFors::text[], :traceparents::text[])
                      WITH ORDINALITY
                      AS i(type, payload, priority, run_at, delay_ms, max_attempts, idempotency_key, timeout_seconds,
                           concurrency_key, max_snoozes, unique_key, debounce_key, debounce_max_ms, schedule,
-                          scheduled_for, ord)
+                          scheduled_for, traceparent, ord)
             ),
             inserted AS (
                 INSERT INTO task (id, queue, type, payload, priority, run_at, max_attempts, idempotency_key,
                                   timeout_seconds, concurrency_key, max_snoozes, unique_key, debounce_key,
-                                  debounce_until, schedule, scheduled_for)
+                                  debounce_until, schedule, scheduled_for, traceparent)
                 OVERRIDING SYSTEM VALUE
                 SELECT id, :queue, type, payload::jsonb, priority,
                        coalesce(run_at::timestamptz, statement_timestamp() + delay_ms * interval '1 millisecond'),
                        max_attempts, idempotency_key, timeout_seconds, concurrency_key, max_snoozes, unique_key,
                        debounce_key, statement_timestamp() + debounce_max_ms * interval '1 millisecond', schedule,
-                       scheduled_for::timestamptz
+                       scheduled_for::timestamptz, traceparent
                 FROM input
                 ORDER BY ord
                 ON CONFLICT (queue, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING

@@ -248,6 +248,7 @@ public class TaskStore {
         Long[] debounceMaxMs = new Long[n];
         String[] schedules = new String[n];
         String[] scheduledFors = new String[n];
+        String[] traceparents = new String[n];
         for (int i = 0; i < n; i++) {
             NewTask task = tasks.get(i);
             types[i] = task.type();
@@ -271,6 +272,7 @@ public class TaskStore {
                 schedules[i] = task.origin().schedule();
                 scheduledFors[i] = task.origin().scheduledFor().toString();
             }
+            traceparents[i] = task.traceparent();
         }
         return db.sql(TaskSql.ENQUEUE_MANY)
                 .bind("queue", queue)
@@ -288,7 +290,8 @@ public class TaskStore {
                 .bind("debounceKeys", debounceKeys)
                 .bind("debounceMaxMs", debounceMaxMs)
                 .bind("schedules", schedules)
-                .bind("scheduledFors", scheduledFors);
+                .bind("scheduledFors", scheduledFors)
+                .bind("traceparents", traceparents);
     }
 
     public Mono<Task> get(long id) {
@@ -735,7 +738,8 @@ public class TaskStore {
                 Objects.requireNonNull(row.get("max_snoozes", Integer.class)),
                 row.get("unique_key", String.class),
                 row.get("schedule", String.class),
-                row.get("scheduled_for", Instant.class));
+                row.get("scheduled_for", Instant.class),
+                row.get("traceparent", String.class));
     }
 
     /** The group without a concurrency key is stored as '' (see V011). */

@@ -33,10 +33,12 @@ public class PullWorkers implements SmartLifecycle {
     private final Workers workers;
     private final Backoff backoff;
     private final LongPolls longPolls;
+    private final TaskTracing tracing;
     private volatile boolean running;
 
     PullWorkers(TaskStore store, ClaimHandoff handoff, Wakeups wakeups, WorkerRegistry registry, Workers workers,
-                TasklaneProperties properties) {
+                TasklaneProperties properties, TaskTracing tracing) {
+        this.tracing = tracing;
         this.store = store;
         this.handoff = handoff;
         this.registry = registry;
@@ -49,7 +51,8 @@ public class PullWorkers implements SmartLifecycle {
     public Mono<List<Task>> claim(Claim claim, Duration wait) {
         Mono<List<Task>> claimed = wait.isZero() ? handoff.claim(store, claim, () -> LongPolls.HUNG_UP)
                 : longPolls.claim(claim, wait, workers.draining());
-        return registry.touchPullWorker(claim.workerId(), claim.queue()).then(claimed);
+        return registry.touchPullWorker(claim.workerId(), claim.queue()).then(claimed)
+                .doOnNext(tasks -> tasks.forEach(task -> tracing.claimed(task, claim.workerId())));
     }
 
     public Mono<Task> heartbeat(long taskId, String workerId, @Nullable UUID leaseId, Duration lease) {

@@ -49,7 +49,8 @@ final class QueueWorker {
      */
     record Tools(String workerId, TaskStore store, TaskStore progressStore, ClaimHandoff handoff, HandlerRegistry handlers,
                  BatchCompleter completer, Wakeups wakeups, Backoff backoff, JsonMapper json, Duration lease,
-                 Duration pollInterval, long maxResultBytes, reactor.core.scheduler.Scheduler clock) {
+                 Duration pollInterval, long maxResultBytes, reactor.core.scheduler.Scheduler clock,
+                 TaskTracing tracing) {
     }
 
     private final QueueSpec spec;
@@ -117,6 +118,7 @@ final class QueueWorker {
                 .flatMap(tasks -> {
                     inFlight.addAndGet(tasks.size());
                     List<Attempt> attempts = tasks.stream().map(task -> tracker.track(task, sentAt)).toList();
+                    tasks.forEach(task -> tools.tracing().claimed(task, tools.workerId()));
                     // A flow-controlled claim may come back short with more to take (a key's share
                     // of a round-robin turn): only one that takes nothing shows the queue drained.
                     if (tasks.size() == free || (!tasks.isEmpty() && tools.store().flowControlled(spec.queue()))) {
@@ -139,7 +141,7 @@ final class QueueWorker {
         Task task = attempt.task();
         AtomicBoolean slotHeld = new AtomicBoolean(true);
         return tools.handlers().handler(task.type())
-                .map(handler -> Mono.defer(() -> attempt(handler, task)))
+                .map(handler -> tools.tracing().run(task, tools.workerId(), Mono.defer(() -> attempt(handler, task))))
                 .orElseGet(() -> Mono.just(Outcome.failure(task, tools.workerId(),
                         "no handler for type " + task.type(), true, tools.backoff().delayAfter(task.attempt()))))
                 .takeUntilOther(attempt.whenStopped())

@@ -62,7 +62,7 @@ public class Workers implements SmartLifecycle {
     private volatile boolean started;
 
     Workers(TasklaneProperties properties, TaskStore store, ClaimHandoff handoff, HandlerRegistry handlers,
-            Wakeups wakeups, WorkerRegistry registry, Notifier notifier, JsonMapper json,
+            Wakeups wakeups, WorkerRegistry registry, Notifier notifier, JsonMapper json, TaskTracing tracing,
             @Value("${spring.lifecycle.timeout-per-shutdown-phase:30s}") Duration shutdownPhase) {
         this.workerId = replicaId();
         this.store = store;
@@ -77,7 +77,8 @@ public class Workers implements SmartLifecycle {
         QueueWorker.Tools tools = new QueueWorker.Tools(workerId, workerStore, store, handoff, handlers,
                 new BatchCompleter(workerStore), wakeups,
                 new Backoff(properties.retry().baseDelay(), properties.retry().maxDelay()), json, lease,
-                properties.worker().pollInterval(), properties.maxPayloadBytes(), Schedulers.parallel());
+                properties.worker().pollInterval(), properties.maxPayloadBytes(), Schedulers.parallel(),
+                tracing);
         this.queues = QueueSpec.parseAll(properties.worker().queues()).stream()
                 .map(spec -> new QueueWorker(spec, keeper, tools))
                 .toList();

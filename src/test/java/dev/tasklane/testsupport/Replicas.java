@@ -21,6 +21,11 @@ public final class Replicas {
     }
 
     public static ConfigurableApplicationContext start(String workerQueues, Map<String, String> extra) {
+        return start(workerQueues, extra, new Class<?>[0]);
+    }
+
+    /** A replica with {@code sources} (test configurations) added to its context. */
+    public static ConfigurableApplicationContext start(String workerQueues, Map<String, String> extra, Class<?>... sources) {
         TestDatabase.Coordinates database = TestDatabase.get();
         Map<String, String> properties = new LinkedHashMap<>();
         properties.put("server.port", "0");
@@ -33,6 +38,7 @@ public final class Replicas {
         properties.putAll(extra);
         // As command-line arguments: they outrank application.yml, as an operator's settings do.
         return new SpringApplicationBuilder(TasklaneApplication.class, OwnNettyResources.class, TestHandlers.class)
+                .sources(sources)
                 .run(properties.entrySet().stream().map(e -> "--" + e.getKey() + "=" + e.getValue()).toArray(String[]::new));
     }
 

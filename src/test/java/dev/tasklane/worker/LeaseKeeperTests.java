@@ -136,6 +136,6 @@ final class LeaseKeeperTests {
     private static Task task(long id, UUID leaseId, Duration lease, Duration timeout) {
         return new Task(id, "q", "t", null, TaskState.RUNNING, 0, 1, 5, CLAIMED, CLAIMED, CLAIMED, null, "w",
                 leaseId, CLAIMED.plus(lease), (int) timeout.toSeconds(), CLAIMED.plus(timeout), null, null, null, null,
-                null, null, 0, 100, null, null, null);
+                null, null, 0, 100, null, null, null, null);
     }
 }
