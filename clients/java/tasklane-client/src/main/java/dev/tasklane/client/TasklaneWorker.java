@@ -10,6 +10,10 @@ import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationRegistry;
+import io.micrometer.observation.contextpropagation.ObservationThreadLocalAccessor;
+import io.micrometer.observation.transport.ReceiverContext;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.Disposable;
@@ -40,6 +44,7 @@ public final class TasklaneWorker {
     private final int leaseSeconds;
     private final int waitSeconds;
     private final Map<String, TaskHandler> handlers;
+    private final ObservationRegistry observations;
     private final AtomicInteger held = new AtomicInteger();
     private final Map<Long, Task> running = new ConcurrentHashMap<>();
     private final Sinks.Empty<Void> stopClaiming = Sinks.empty();
@@ -54,6 +59,7 @@ public final class TasklaneWorker {
         this.leaseSeconds = builder.leaseSeconds;
         this.waitSeconds = builder.waitSeconds;
         this.handlers = Map.copyOf(builder.handlers);
+        this.observations = builder.observations;
     }
 
     public static Builder builder(TasklaneClient client, String queue) {
@@ -134,9 +140,9 @@ public final class TasklaneWorker {
     private Mono<Void> run(Task task) {
         running.put(task.id(), task);
         ClaimedTask claimed = new ClaimedTask(task, client);
-        Mono<Optional<Object>> work = Mono.defer(() -> handlers.get(task.type()).handle(claimed))
+        Mono<Optional<Object>> work = traced(task, Mono.defer(() -> handlers.get(task.type()).handle(claimed))
                 .<Optional<Object>>map(Optional::of)
-                .defaultIfEmpty(Optional.empty());
+                .defaultIfEmpty(Optional.empty()));
         Mono<Task> outcome = work
                 .flatMap(result -> client.complete(task, result.orElse(null)))
                 .onErrorResume(error -> !(error instanceof TasklaneException), error ->
@@ -157,6 +163,33 @@ public final class TasklaneWorker {
                     running.remove(task.id());
                     held.decrementAndGet();
                 });
+    }
+
+    /**
+     * The handler inside an observation that continues the task's trace: the task's
+     * {@code traceparent} is its remote parent (read by the tracing bridge's propagator, as from
+     * a message), and spans the handler makes, and its calls through an instrumented client, are
+     * its children.
+     */
+    private <T> Mono<T> traced(Task task, Mono<T> work) {
+        if (observations.isNoop()) {
+            return work;
+        }
+        return Mono.defer(() -> {
+            ReceiverContext<Task> context = new ReceiverContext<>(
+                    (carrier, key) -> "traceparent".equals(key) ? carrier.traceparent() : null);
+            context.setCarrier(task);
+            context.setRemoteServiceName("tasklane");
+            Observation observation = Observation.createNotStarted("tasklane.task.process", () -> context, observations)
+                    .contextualName("process " + task.type())
+                    .lowCardinalityKeyValue("tasklane.queue", task.queue())
+                    .lowCardinalityKeyValue("tasklane.task.type", task.type())
+                    .highCardinalityKeyValue("tasklane.task.id", Long.toString(task.id()))
+                    .start();
+            return work.doOnError(observation::error)
+                    .doFinally(signal -> observation.stop())
+                    .contextWrite(reactor.util.context.Context.of(ObservationThreadLocalAccessor.KEY, observation));
+        });
     }
 
     private Duration heartbeatEvery() {
@@ -188,6 +221,7 @@ public final class TasklaneWorker {
         private int concurrency = 8;
         private int leaseSeconds = 30;
         private int waitSeconds = 20;
+        private ObservationRegistry observations = ObservationRegistry.NOOP;
 
         private Builder(TasklaneClient client, String queue) {
             this.client = client;
@@ -230,6 +264,15 @@ public final class TasklaneWorker {
         /** How long one long poll waits for a task (20 s, at most 30). */
         public Builder waitSeconds(int value) {
             this.waitSeconds = value;
+            return this;
+        }
+
+        /**
+         * Where each task's handling is observed (Micrometer; with a tracing bridge, a span that
+         * continues the task's trace). None by default.
+         */
+        public Builder observationRegistry(ObservationRegistry value) {
+            this.observations = value;
             return this;
         }
 

@@ -8,11 +8,18 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 
 import dev.tasklane.client.testing.TasklaneService;
+import io.micrometer.observation.contextpropagation.ObservationThreadLocalAccessor;
+import io.micrometer.observation.tck.TestObservationRegistry;
+import io.micrometer.observation.tck.TestObservationRegistryAssert;
+import io.micrometer.observation.transport.ReceiverContext;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.springframework.http.MediaType;
+import org.springframework.web.reactive.function.client.WebClient;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 
@@ -141,6 +148,41 @@ final class TasklaneWorkerTests {
         long later = client.enqueue("pull-stop", NewTask.of("quick")).block(PATIENCE).id();
         await().during(Duration.ofSeconds(1)).atMost(PATIENCE)
                 .until(() -> "queued".equals(client.get(later).block(PATIENCE).state()));
+    }
+
+    @Test
+    void withAnObservationRegistryEachTaskIsHandledInAnObservationThatContinuesItsTrace() {
+        String traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+        TestObservationRegistry observations = TestObservationRegistry.create();
+        AtomicReference<Object> seenByHandler = new AtomicReference<>();
+        TasklaneWorker worker = TasklaneWorker.builder(client, "pull-traced").workerId("traced")
+                .observationRegistry(observations)
+                .handler("traced", task -> Mono.deferContextual(context -> {
+                    seenByHandler.set(context.getOrDefault(ObservationThreadLocalAccessor.KEY, null));
+                    return Mono.just("ok");
+                }))
+                .build().start();
+        try {
+            long id = WebClient.create(service.baseUrl()).post().uri("/api/v1/queues/pull-traced/tasks")
+                    .header("Authorization", "Bearer " + TasklaneService.TOKEN).header("traceparent", traceparent)
+                    .contentType(MediaType.APPLICATION_JSON).bodyValue("{\"type\": \"traced\"}")
+                    .retrieve().bodyToMono(Task.class).block(PATIENCE).id();
+            assertThat(awaitTerminal(id).state()).isEqualTo("succeeded");
+
+            TestObservationRegistryAssert.assertThat(observations)
+                    .hasObservationWithNameEqualTo("tasklane.task.process").that()
+                    .hasContextualNameEqualTo("process traced")
+                    .hasHighCardinalityKeyValue("tasklane.task.id", Long.toString(id))
+                    .hasBeenStarted().hasBeenStopped()
+                    .satisfies(context -> {
+                        @SuppressWarnings("unchecked")
+                        ReceiverContext<Task> received = (ReceiverContext<Task>) context;
+                        assertThat(received.getGetter().get(received.getCarrier(), "traceparent")).isEqualTo(traceparent);
+                    });
+            assertThat(seenByHandler.get()).as("the handler runs inside the observation").isNotNull();
+        } finally {
+            worker.stop(Duration.ofSeconds(5)).block(PATIENCE);
+        }
     }
 
     private static Task awaitTerminal(long id) {

@@ -2,6 +2,7 @@ package dev.tasklane.client.spring;
 
 import dev.tasklane.client.TasklaneClient;
 import dev.tasklane.client.TasklaneWorker;
+import io.micrometer.observation.ObservationRegistry;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
@@ -15,7 +16,8 @@ import org.springframework.web.reactive.function.client.WebClient;
  * {@code WebClient.Builder} where there is one, so its observations apply), and, when
  * {@code tasklane.client.worker.queue} is set, a {@link TasklaneWorker} that runs every
  * {@link TasklaneHandler} and {@link BlockingTasklaneHandler} bean, started and stopped with the
- * application context.
+ * application context; with an {@code ObservationRegistry} bean (Boot's, with Micrometer Tracing),
+ * each task's handling continues the task's trace.
  */
 @AutoConfiguration
 @ConditionalOnProperty(prefix = "tasklane.client", name = "url")
@@ -34,12 +36,14 @@ public class TasklaneClientAutoConfiguration {
     @ConditionalOnProperty(prefix = "tasklane.client.worker", name = "queue")
     TasklaneWorkerLifecycle tasklaneWorker(TasklaneClient client, TasklaneClientProperties properties,
                                            ObjectProvider<TasklaneHandler> handlers,
-                                           ObjectProvider<BlockingTasklaneHandler> blockingHandlers) {
+                                           ObjectProvider<BlockingTasklaneHandler> blockingHandlers,
+                                           ObjectProvider<ObservationRegistry> observations) {
         TasklaneClientProperties.Worker settings = properties.worker();
         TasklaneWorker.Builder worker = TasklaneWorker.builder(client, settings.queue())
                 .concurrency(settings.concurrency())
                 .leaseSeconds(settings.leaseSeconds())
                 .waitSeconds(settings.waitSeconds());
+        observations.ifAvailable(worker::observationRegistry);
         if (settings.workerId() != null) {
             worker.workerId(settings.workerId());
         }
