@@ -12,22 +12,28 @@ import io.r2dbc.spi.Row;
 import io.r2dbc.spi.RowMetadata;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
 
 /**
  * A statement's result whose rows and counts are timed too: the driver hands out the result
- * before the server has answered with any row, so timing only the result would let a statement
- * that waits on a lock, or a server that stops answering half-way, hang its caller for good.
+ * before the server has answered with any row, so timing only the result would let a prepared
+ * statement that waits on a lock hang its caller for good.
  */
 record TimedResult(Result result, Duration timeout) implements Result {
 
-    /** Times every signal of a statement's results: none may be more than {@code timeout} apart. */
+    /** Times the statement's results, and the first row or count of each. */
     static Flux<Result> timed(Publisher<? extends Result> results, Duration timeout) {
-        return bounded(Flux.from(results), timeout).map(result -> new TimedResult(result, timeout));
+        return Flux.from(results).timeout(timeout, noAnswer(timeout)).map(result -> new TimedResult(result, timeout));
     }
 
+    // The first signal only: one timer per answer, not one per row, which a claim of hundreds of
+    // rows would pay for. Once rows flow, the server has answered.
     private static <T> Flux<T> bounded(Flux<T> signals, Duration timeout) {
-        return signals.timeout(timeout, Flux.error(() -> new R2dbcTimeoutException(
-                "no answer from the database within " + timeout.toMillis() + " ms")));
+        return signals.timeout(Mono.delay(timeout), item -> Mono.never(), noAnswer(timeout));
+    }
+
+    private static <T> Flux<T> noAnswer(Duration timeout) {
+        return Flux.error(() -> new R2dbcTimeoutException("no answer from the database within " + timeout.toMillis() + " ms"));
     }
 
     @Override
