@@ -147,8 +147,17 @@ public final class TasklaneClient {
         return call(http.patch().uri("/queues/{queue}", queue).contentType(MERGE_PATCH).bodyValue(settings), QueueInfo.class);
     }
 
+    /** Live workers: replicas and pull workers ({@code {"workers": [...]}}). */
     public Mono<JsonNode> workers() {
         return retried(call(http.get().uri("/workers"), JsonNode.class));
+    }
+
+    /** The scopes of this client's token ({@code read}, {@code enqueue}, {@code work}, {@code admin}). */
+    public Mono<List<String>> scopes() {
+        return retried(call(http.get().uri("/token"), Scopes.class)).map(Scopes::scopes);
+    }
+
+    private record Scopes(List<String> scopes) {
     }
 
     /** Creates or replaces a schedule ({@code cron}, {@code timeZone}, {@code queue}, {@code task}, ...). */

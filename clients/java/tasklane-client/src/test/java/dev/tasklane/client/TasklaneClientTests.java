@@ -78,6 +78,8 @@ final class TasklaneClientTests {
         QueueInfo limited = client.configureQueue("paused-queue", Map.of("maxRunning", 3)).block(PATIENCE);
         assertThat(limited.limits().get("maxRunning").intValue()).isEqualTo(3);
         assertThat(client.queues().block(PATIENCE)).extracting(QueueInfo::name).contains("paused-queue");
+        assertThat(client.workers().block(PATIENCE).get("workers")).isNotEmpty();
+        assertThat(client.scopes().block(PATIENCE)).containsExactlyInAnyOrder("read", "enqueue", "work", "admin");
     }
 
     @Test
