@@ -118,6 +118,10 @@ final class OpenApiIntegrationTests extends IntegrationTest {
         assertThat(schemas.at("/DebounceOptions/required").toString()).contains("key").contains("delaySeconds");
         assertThat(schemas.at("/BulkRequest/properties").propertyNames()).containsExactlyInAnyOrder("ids", "queue",
                 "state", "type", "concurrencyKey", "schedule", "createdBefore", "limit");
+        assertThat(operation(document, "post /api/v1/queues/{queue}/tasks").get("parameters").findValuesAsString("name"))
+                .contains("traceparent");
+        assertThat(operation(document, "post /api/v1/queues/{queue}/tasks/batch").get("parameters").findValuesAsString("name"))
+                .contains("traceparent");
         assertThat(operation(document, "get /api/v1/tasks").get("parameters").findValuesAsString("name"))
                 .contains("queue", "state", "type", "concurrencyKey", "schedule", "limit", "before");
         assertThat(schemas.at("/SchedulePutRequest/properties").propertyNames()).containsExactlyInAnyOrder(
@@ -135,7 +139,7 @@ final class OpenApiIntegrationTests extends IntegrationTest {
                 "payload", "state", "priority", "attempt", "maxAttempts", "runAt", "createdAt", "startedAt",
                 "finishedAt", "workerId", "leaseId", "leaseExpiresAt", "timeoutSeconds", "timeoutAt", "progress",
                 "result", "lastError", "idempotencyKey", "concurrencyKey", "snoozes", "maxSnoozes", "uniqueKey",
-                "schedule", "scheduledFor", "deduplicated", "debounced");
+                "schedule", "scheduledFor", "traceparent", "deduplicated", "debounced");
         assertThat(schemas.at("/Problem/properties").propertyNames()).contains("status", "title", "detail", "errors");
     }
 
