@@ -7,6 +7,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
@@ -53,6 +54,7 @@ public final class TasklaneClient {
     private final int retries;
     private final Duration backoff;
     private final Duration reconnectDelay;
+    private final Duration streamIdleTimeout;
 
     private TasklaneClient(Builder builder) {
         this.json = JsonMapper.builder().disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES).build();
@@ -70,6 +72,7 @@ public final class TasklaneClient {
         this.retries = builder.retries;
         this.backoff = builder.backoff;
         this.reconnectDelay = builder.reconnectDelay;
+        this.streamIdleTimeout = builder.streamIdleTimeout;
     }
 
     /** A client of the service at {@code baseUrl} (for example {@code http://tasklane:8080}). */
@@ -305,7 +308,7 @@ public final class TasklaneClient {
                         }
                     })
                     .retryWhen(Retry.backoff(Long.MAX_VALUE, reconnectDelay).maxBackoff(Duration.ofSeconds(10))
-                            .transientErrors(true).filter(TasklaneClient::transientFailure))
+                            .transientErrors(true).filter(TasklaneClient::streamInterrupted))
                     .repeatWhen(ends -> ends.takeWhile(end -> !finished.get()).delayElements(reconnectDelay));
         });
     }
@@ -325,7 +328,10 @@ public final class TasklaneClient {
                     if (response.statusCode().isError()) {
                         return problem(response).flatMapMany(Flux::error);
                     }
-                    return response.bodyToFlux(SSE).filter(frame -> frame.event() != null || frame.data() != null)
+                    // The service comments on an idle stream every 15 s: a connection that stays
+                    // silent longer has died without closing (a proxy, a NAT, a frozen replica).
+                    return response.bodyToFlux(SSE).timeout(streamIdleTimeout)
+                            .filter(frame -> frame.event() != null || frame.data() != null)
                             .map(this::event);
                 });
     }
@@ -406,6 +412,11 @@ public final class TasklaneClient {
                 || error.getCause() instanceof IOException;
     }
 
+    /** An event stream ended in a way that reconnecting may mend. */
+    static boolean streamInterrupted(Throwable error) {
+        return error instanceof TimeoutException || transientFailure(error);
+    }
+
     /** How the client is made. */
     public static final class Builder {
 
@@ -415,6 +426,7 @@ public final class TasklaneClient {
         private int retries = 5;
         private Duration backoff = Duration.ofMillis(200);
         private Duration reconnectDelay = Duration.ofMillis(250);
+        private Duration streamIdleTimeout = Duration.ofSeconds(45);
 
         private Builder(String baseUrl) {
             this.baseUrl = baseUrl;
@@ -442,6 +454,15 @@ public final class TasklaneClient {
         /** The pause before an event stream reconnects (250 ms, growing on repeated failures). */
         public Builder reconnectDelay(Duration value) {
             this.reconnectDelay = value;
+            return this;
+        }
+
+        /**
+         * How long an event stream may stay silent before it is taken for dead and reconnected
+         * (45 s: the service sends a comment every 15 s on an idle stream).
+         */
+        public Builder streamIdleTimeout(Duration value) {
+            this.streamIdleTimeout = value;
             return this;
         }
 

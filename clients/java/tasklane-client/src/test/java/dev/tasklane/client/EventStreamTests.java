@@ -9,6 +9,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 import com.sun.net.httpserver.HttpServer;
@@ -62,27 +65,12 @@ final class EventStreamTests {
     @Test
     void aGapIsPassedOnAndTheStreamResumesAfterTheLastRealEvent() throws Exception {
         List<String> lastEventIds = new CopyOnWriteArrayList<>();
-        HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
-        server.createContext("/api/v1/events", exchange -> {
-            String lastEventId = exchange.getRequestHeaders().getFirst("Last-Event-ID");
-            lastEventIds.add(String.valueOf(lastEventId));
-            String body = lastEventId == null
-                    ? ": connected\n\nid: 7\nevent: queued\ndata: {\"eventId\":7,\"taskId\":1}\n\n"
-                            + "event: gap\ndata: {\"prunedThrough\":20}\n\n"
-                    : "id: 21\nevent: running\ndata: {\"eventId\":21,\"taskId\":2}\n\n";
-            exchange.getResponseHeaders().set("Content-Type", "text/event-stream");
-            exchange.sendResponseHeaders(200, 0);
-            try (OutputStream out = exchange.getResponseBody()) {
-                out.write(body.getBytes(StandardCharsets.UTF_8)); // then the connection ends
-            } catch (IOException gone) {
-                // the client went away
-            }
-        });
-        server.start();
+        HttpServer server = eventServer(lastEventIds, (lastEventId, out) -> write(out, lastEventId == null
+                ? ": connected\n\nid: 7\nevent: queued\ndata: {\"eventId\":7,\"taskId\":1}\n\n"
+                        + "event: gap\ndata: {\"prunedThrough\":20}\n\n"
+                : "id: 21\nevent: running\ndata: {\"eventId\":21,\"taskId\":2}\n\n")); // then the connection ends
         try {
-            TasklaneClient client = TasklaneClient.builder("http://127.0.0.1:" + server.getAddress().getPort())
-                    .reconnectDelay(Duration.ofMillis(50)).build();
-            List<TaskEvent> events = client.events(null, List.of(), null).take(3).collectList().block(PATIENCE);
+            List<TaskEvent> events = client(server).events(null, List.of(), null).take(3).collectList().block(PATIENCE);
 
             assertThat(events).extracting(TaskEvent::name).containsExactly("queued", "gap", "running");
             assertThat(events.get(1).id()).isNull();
@@ -92,5 +80,87 @@ final class EventStreamTests {
         } finally {
             server.stop(0);
         }
+    }
+
+    @Test
+    void aStreamThatFallsSilentWithoutClosingIsReconnectedFromItsLastEvent() throws Exception {
+        List<String> lastEventIds = new CopyOnWriteArrayList<>();
+        CountDownLatch released = new CountDownLatch(1);
+        HttpServer server = eventServer(lastEventIds, (lastEventId, out) -> {
+            if (lastEventId == null) {
+                write(out, "id: 7\nevent: queued\ndata: {\"eventId\":7,\"taskId\":1}\n\n");
+                released.await(); // silent from here on, the connection left open
+            } else {
+                write(out, "id: 8\nevent: running\ndata: {\"eventId\":8,\"taskId\":1}\n\n");
+            }
+        });
+        try {
+            List<TaskEvent> events = client(server).events(null, List.of(), null).take(2).collectList().block(PATIENCE);
+
+            assertThat(events).extracting(TaskEvent::id).containsExactly(7L, 8L);
+            assertThat(lastEventIds).startsWith("null", "7");
+        } finally {
+            released.countDown();
+            server.stop(0);
+        }
+    }
+
+    @Test
+    void aStreamKeptAliveByCommentsIsNotReconnected() throws Exception {
+        List<String> lastEventIds = new CopyOnWriteArrayList<>();
+        CountDownLatch released = new CountDownLatch(1);
+        HttpServer server = eventServer(lastEventIds, (lastEventId, out) -> {
+            write(out, "id: 7\nevent: queued\ndata: {\"eventId\":7,\"taskId\":1}\n\n");
+            while (!released.await(150, TimeUnit.MILLISECONDS)) {
+                write(out, ": keep-alive\n\n");
+            }
+        });
+        List<TaskEvent> seen = new CopyOnWriteArrayList<>();
+        Disposable subscription = client(server).events(null, List.of(), null).subscribe(seen::add);
+        try {
+            Thread.sleep(2500); // five idle timeouts' worth of comments only
+
+            assertThat(seen).extracting(TaskEvent::id).containsExactly(7L);
+            assertThat(lastEventIds).containsExactly("null");
+        } finally {
+            subscription.dispose();
+            released.countDown();
+            server.stop(0);
+        }
+    }
+
+    /** What a stand-in for the service writes on one connection, given its Last-Event-ID. */
+    @FunctionalInterface
+    private interface StreamBody {
+        void write(String lastEventId, OutputStream out) throws IOException, InterruptedException;
+    }
+
+    /** A stand-in for the service's event stream; records each connection's Last-Event-ID ("null" for none). */
+    private static HttpServer eventServer(List<String> lastEventIds, StreamBody body) throws IOException {
+        HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+        server.setExecutor(Executors.newCachedThreadPool());
+        server.createContext("/api/v1/events", exchange -> {
+            String lastEventId = exchange.getRequestHeaders().getFirst("Last-Event-ID");
+            lastEventIds.add(String.valueOf(lastEventId));
+            exchange.getResponseHeaders().set("Content-Type", "text/event-stream");
+            exchange.sendResponseHeaders(200, 0);
+            try (OutputStream out = exchange.getResponseBody()) {
+                body.write(lastEventId, out);
+            } catch (IOException | InterruptedException gone) {
+                // the client went away, or the test ended
+            }
+        });
+        server.start();
+        return server;
+    }
+
+    private static TasklaneClient client(HttpServer server) {
+        return TasklaneClient.builder("http://127.0.0.1:" + server.getAddress().getPort())
+                .reconnectDelay(Duration.ofMillis(50)).streamIdleTimeout(Duration.ofMillis(500)).build();
+    }
+
+    private static void write(OutputStream out, String text) throws IOException {
+        out.write(text.getBytes(StandardCharsets.UTF_8));
+        out.flush();
     }
 }
