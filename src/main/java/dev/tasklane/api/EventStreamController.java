@@ -124,7 +124,7 @@ class EventStreamController {
         Flux<DataBuffer> body = Flux.merge(frames.concatWith(Mono.just(END_OF_STREAM)), keepAlive)
                 .takeWhile(frame -> frame != END_OF_STREAM)
                 .takeUntilOther(workers.draining()) // a draining replica closes its streams; clients reconnect elsewhere
-                .bufferTimeout(MAX_FRAMES_PER_WRITE, COALESCE, true)
+                .transform(ready -> FrameBatches.of(ready, MAX_FRAMES_PER_WRITE, COALESCE))
                 .flatMapIterable(WriteBudget::writes, 1)
                 .concatMap(budget::admit, 1);
         return eventStream(body);
