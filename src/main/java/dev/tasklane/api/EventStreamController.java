@@ -37,7 +37,7 @@ class EventStreamController {
     private static final Duration KEEP_ALIVE = Duration.ofSeconds(15);
     private static final int MAX_FRAMES_PER_WRITE = 128;
     private static final Duration COALESCE = Duration.ofMillis(1);
-    /** Bytes of one stream on their way to the socket; with the live buffer, a stalled client costs about 256 KiB. */
+    /** Bytes of one stream on their way to the socket; with the live buffer and the batching, a stalled client costs about 320 KiB. */
     private static final int WRITE_BUDGET = 128 * 1024;
     private static final byte[] END_OF_STREAM = new byte[0];
     private static final Set<String> EVENT_NAMES = Set.of("queued", "running", "progress", "succeeded", "failed",
@@ -124,7 +124,7 @@ class EventStreamController {
         Flux<DataBuffer> body = Flux.merge(frames.concatWith(Mono.just(END_OF_STREAM)), keepAlive)
                 .takeWhile(frame -> frame != END_OF_STREAM)
                 .takeUntilOther(workers.draining()) // a draining replica closes its streams; clients reconnect elsewhere
-                .transform(ready -> FrameBatches.of(ready, MAX_FRAMES_PER_WRITE, COALESCE))
+                .transform(ready -> FrameBatches.of(ready, MAX_FRAMES_PER_WRITE, WriteBudget.MAX_WRITE, COALESCE))
                 .flatMapIterable(WriteBudget::writes, 1)
                 .concatMap(budget::admit, 1);
         return eventStream(body);

@@ -25,7 +25,8 @@ import reactor.util.context.Context;
 /**
  * A stream's frames gathered into batches, one per socket write: a batch goes out when it holds
  * {@code maxFrames}, when its first frame has waited about {@code linger}, or when the frames end;
- * and only as the writer asks for batches. At most {@code 2 × maxFrames} frames wait here.
+ * and only as the writer asks for batches. At most {@code 2 × maxFrames} frames wait here, and
+ * no more are asked for while those waiting weigh {@code maxBytes}.
  *
  * <p>Reactor's {@code bufferTimeout(max, time, true)} does the same, but under load it was seen
  * to keep a stream's last frames with a batch requested and no timer left to send them: the
@@ -37,13 +38,13 @@ final class FrameBatches {
     private FrameBatches() {
     }
 
-    static Flux<List<byte[]>> of(Flux<byte[]> frames, int maxFrames, Duration linger) {
-        return of(frames, maxFrames, linger, Schedulers.parallel());
+    static Flux<List<byte[]>> of(Flux<byte[]> frames, int maxFrames, int maxBytes, Duration linger) {
+        return of(frames, maxFrames, maxBytes, linger, Schedulers.parallel());
     }
 
-    static Flux<List<byte[]>> of(Flux<byte[]> frames, int maxFrames, Duration linger, Scheduler timer) {
+    static Flux<List<byte[]>> of(Flux<byte[]> frames, int maxFrames, int maxBytes, Duration linger, Scheduler timer) {
         return frames.transform(Operators.<byte[], List<byte[]>>lift((scannable, downstream) ->
-                new Batching(downstream, maxFrames, linger.toNanos(), timer)));
+                new Batching(downstream, maxFrames, maxBytes, linger.toNanos(), timer)));
     }
 
     /**
@@ -55,10 +56,13 @@ final class FrameBatches {
 
         private final CoreSubscriber<? super List<byte[]>> downstream;
         private final int maxFrames;
+        private final int maxBytes;
         private final long lingerNanos;
         private final Scheduler timer;
         private final Queue<byte[]> queue = new ConcurrentLinkedQueue<>();
         private final AtomicInteger queued = new AtomicInteger();
+        private final AtomicLong queuedBytes = new AtomicLong();
+        private final AtomicLong asked = new AtomicLong(); // of the upstream, not yet arrived
         private final AtomicLong requested = new AtomicLong();
         private final AtomicInteger work = new AtomicInteger();
         private final AtomicBoolean timerArmed = new AtomicBoolean();
@@ -70,9 +74,11 @@ final class FrameBatches {
         private volatile boolean cancelled;
         private boolean terminated; // drain loop only
 
-        Batching(CoreSubscriber<? super List<byte[]>> downstream, int maxFrames, long lingerNanos, Scheduler timer) {
+        Batching(CoreSubscriber<? super List<byte[]>> downstream, int maxFrames, int maxBytes, long lingerNanos,
+                 Scheduler timer) {
             this.downstream = downstream;
             this.maxFrames = maxFrames;
+            this.maxBytes = maxBytes;
             this.lingerNanos = lingerNanos;
             this.timer = timer;
         }
@@ -87,13 +93,15 @@ final class FrameBatches {
             if (Operators.validate(upstream, subscription)) {
                 upstream = subscription;
                 downstream.onSubscribe(this);
-                subscription.request(2L * maxFrames);
+                askForMore(subscription);
             }
         }
 
         @Override
         public void onNext(byte[] frame) {
+            asked.decrementAndGet();
             queue.offer(frame);
+            queuedBytes.addAndGet(frame.length);
             queued.incrementAndGet();
             drain();
         }
@@ -176,19 +184,35 @@ final class FrameBatches {
                 // The count trails the queue (a frame is counted after it is queued), so these are there.
                 int size = Math.min(waiting, maxFrames);
                 List<byte[]> batch = new ArrayList<>(size);
+                long bytes = 0;
                 for (int i = 0; i < size; i++) {
-                    batch.add(queue.poll());
+                    byte[] frame = queue.poll();
+                    batch.add(frame);
+                    bytes += frame.length;
                 }
                 queued.addAndGet(-size);
+                queuedBytes.addAndGet(-bytes);
                 requested.decrementAndGet();
                 downstream.onNext(batch);
                 Subscription subscription = upstream;
                 if (subscription != null) {
-                    subscription.request(batch.size());
+                    askForMore(subscription);
                 }
             }
             queue.clear();
             queued.set(0);
+        }
+
+        /** Asks for frames up to twice a batch, unless those waiting already weigh {@code maxBytes}. */
+        private void askForMore(Subscription subscription) {
+            if (queuedBytes.get() >= maxBytes) {
+                return; // asked again when a batch has gone out
+            }
+            long more = 2L * maxFrames - queued.get() - asked.get();
+            if (more > 0) {
+                asked.addAndGet(more);
+                subscription.request(more);
+            }
         }
 
         private void fail(Throwable broken) {

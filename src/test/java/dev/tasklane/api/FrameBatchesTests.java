@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -31,7 +32,7 @@ class FrameBatchesTests {
     void framesThatArriveTogetherGoOutAsOneBatchOnceTheyHaveLingered() {
         VirtualTimeScheduler time = VirtualTimeScheduler.create();
         TestPublisher<byte[]> frames = TestPublisher.create();
-        StepVerifier.create(FrameBatches.of(frames.flux(), 128, LINGER, time))
+        StepVerifier.create(FrameBatches.of(frames.flux(), 128, 1 << 20, LINGER, time))
                 .then(() -> frames.next(frame(1), frame(2), frame(3)))
                 .expectNoEvent(Duration.ZERO)
                 .then(() -> time.advanceTimeBy(LINGER))
@@ -47,7 +48,7 @@ class FrameBatchesTests {
     void aFullBatchGoesOutAtOnceAndNoBatchHoldsMoreThanTheMost() {
         VirtualTimeScheduler time = VirtualTimeScheduler.create();
         TestPublisher<byte[]> frames = TestPublisher.create();
-        StepVerifier.create(FrameBatches.of(frames.flux(), 4, LINGER, time))
+        StepVerifier.create(FrameBatches.of(frames.flux(), 4, 1 << 20, LINGER, time))
                 .then(() -> frames.next(frame(1), frame(2), frame(3), frame(4), frame(5)))
                 .assertNext(batch -> assertThat(ids(batch)).containsExactly(1, 2, 3, 4))
                 .expectNoEvent(Duration.ZERO)
@@ -61,7 +62,7 @@ class FrameBatchesTests {
     void nothingGoesOutUnaskedAndWhatLingeredGoesOutAsSoonAsItIsAsked() {
         VirtualTimeScheduler time = VirtualTimeScheduler.create();
         TestPublisher<byte[]> frames = TestPublisher.createNoncompliant(TestPublisher.Violation.REQUEST_OVERFLOW);
-        StepVerifier.create(FrameBatches.of(frames.flux(), 4, LINGER, time), 0)
+        StepVerifier.create(FrameBatches.of(frames.flux(), 4, 1 << 20, LINGER, time), 0)
                 .then(() -> frames.next(frame(1), frame(2)))
                 .then(() -> time.advanceTimeBy(Duration.ofSeconds(1)))
                 .expectNoEvent(Duration.ZERO)
@@ -75,7 +76,7 @@ class FrameBatchesTests {
     void atMostTwiceTheLargestBatchIsAskedOfTheFramesWhileNobodyReads() {
         AtomicLong asked = new AtomicLong();
         Flux<byte[]> frames = Flux.range(0, 10_000).map(FrameBatchesTests::frame).doOnRequest(asked::addAndGet);
-        StepVerifier.create(FrameBatches.of(frames, 8, LINGER, Schedulers.parallel()), 0)
+        StepVerifier.create(FrameBatches.of(frames, 8, 1 << 20, LINGER, Schedulers.parallel()), 0)
                 .expectSubscription()
                 .expectNoEvent(Duration.ofMillis(50))
                 .then(() -> assertThat(asked).hasValue(16))
@@ -87,12 +88,29 @@ class FrameBatchesTests {
     }
 
     @Test
+    void noMoreFramesAreAskedForWhileThoseWaitingWeighTheMost() {
+        AtomicLong asked = new AtomicLong();
+        Flux<byte[]> frames = Flux.range(0, 10_000).map(id -> Arrays.copyOf(frame(id), 100)).doOnRequest(asked::addAndGet);
+        StepVerifier.create(FrameBatches.of(frames, 8, 250, LINGER, Schedulers.parallel()), 0)
+                .expectSubscription()
+                .then(() -> assertThat(asked).hasValue(16))
+                .thenRequest(1)
+                .assertNext(batch -> assertThat(ids(batch)).containsExactly(0, 1, 2, 3, 4, 5, 6, 7))
+                .then(() -> assertThat(asked).as("8 frames of 100 bytes still wait").hasValue(16))
+                .thenRequest(1)
+                .assertNext(batch -> assertThat(ids(batch)).containsExactly(8, 9, 10, 11, 12, 13, 14, 15))
+                .then(() -> assertThat(asked).hasValue(32))
+                .thenCancel()
+                .verify(Duration.ofSeconds(5));
+    }
+
+    @Test
     void theEndComesAfterEveryFrameAndAFailureAtOnce() {
-        StepVerifier.create(FrameBatches.of(Flux.just(frame(1), frame(2)), 128, Duration.ofHours(1)))
+        StepVerifier.create(FrameBatches.of(Flux.just(frame(1), frame(2)), 128, 1 << 20, Duration.ofHours(1)))
                 .assertNext(batch -> assertThat(ids(batch)).containsExactly(1, 2))
                 .verifyComplete();
         IllegalStateException failure = new IllegalStateException("broken");
-        StepVerifier.create(FrameBatches.of(Flux.just(frame(1)).concatWith(Flux.error(failure)), 128, Duration.ofHours(1)))
+        StepVerifier.create(FrameBatches.of(Flux.just(frame(1)).concatWith(Flux.error(failure)), 128, 1 << 20, Duration.ofHours(1)))
                 .verifyErrorSatisfies(error -> assertThat(error).isSameAs(failure));
     }
 
@@ -100,7 +118,7 @@ class FrameBatchesTests {
     void cancellingStopsTheFramesAndTheTimer() {
         VirtualTimeScheduler time = VirtualTimeScheduler.create();
         TestPublisher<byte[]> frames = TestPublisher.create();
-        StepVerifier.create(FrameBatches.of(frames.flux(), 128, LINGER, time))
+        StepVerifier.create(FrameBatches.of(frames.flux(), 128, 1 << 20, LINGER, time))
                 .then(() -> frames.next(frame(1)))
                 .thenCancel()
                 .verify(Duration.ofSeconds(5));
@@ -112,7 +130,7 @@ class FrameBatchesTests {
     void aReaderThatThrowsEndsTheStreamInsteadOfStallingIt() {
         TestPublisher<byte[]> frames = TestPublisher.create();
         List<Throwable> failures = new ArrayList<>();
-        FrameBatches.of(frames.flux(), 1, LINGER).subscribe(new reactor.core.CoreSubscriber<List<byte[]>>() {
+        FrameBatches.of(frames.flux(), 1, 1 << 20, LINGER).subscribe(new reactor.core.CoreSubscriber<List<byte[]>>() {
             @Override
             public void onSubscribe(Subscription subscription) {
                 subscription.request(Long.MAX_VALUE);
@@ -152,7 +170,7 @@ class FrameBatchesTests {
                 Sinks.Many<byte[]> source = Sinks.many().unicast().onBackpressureBuffer();
                 Flux<byte[]> ticks = Flux.interval(Duration.ofMillis(3), threads).onBackpressureDrop().map(tick -> new byte[0]);
                 Queue<Integer> received = new ConcurrentLinkedQueue<>();
-                FrameBatches.of(Flux.merge(source.asFlux(), ticks), 16, LINGER, threads)
+                FrameBatches.of(Flux.merge(source.asFlux(), ticks), 16, 1 << 20, LINGER, threads)
                         .subscribe(new PausingReader(received, threads));
                 Object emitting = new Object();
                 CountDownLatch written = new CountDownLatch(2);
@@ -214,7 +232,7 @@ class FrameBatchesTests {
                     }
                 }
             };
-            FrameBatches.of(source.asFlux(), 128, LINGER, threads).subscribe(reader);
+            FrameBatches.of(source.asFlux(), 128, 1 << 20, LINGER, threads).subscribe(reader);
             int sent = 0;
             for (int round = 0; round < 300; round++) {
                 paused.set(1);
