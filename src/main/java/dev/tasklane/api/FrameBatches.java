@@ -99,10 +99,11 @@ final class FrameBatches {
 
         @Override
         public void onNext(byte[] frame) {
-            asked.decrementAndGet();
+            // Counted as waiting before it stops counting as asked for, so askForMore never asks beyond the bound.
             queue.offer(frame);
             queuedBytes.addAndGet(frame.length);
             queued.incrementAndGet();
+            asked.decrementAndGet();
             drain();
         }
 
@@ -175,7 +176,7 @@ final class FrameBatches {
                     }
                     return;
                 }
-                if (!finished && waiting < maxFrames && !lingered && timerArmed()) {
+                if (!finished && waiting < maxFrames && !lingered && armTimer()) {
                     return;
                 }
                 if (requested.get() == 0) {
@@ -227,8 +228,11 @@ final class FrameBatches {
             }
         }
 
-        /** Whether a timer will end the current linger; false when the scheduler refused one (it is stopping). */
-        private boolean timerArmed() {
+        /**
+         * Makes sure a timer will end the current linger: true when one will, false when the
+         * scheduler refused one (it is stopping) and the frames should go now.
+         */
+        private boolean armTimer() {
             if (!timerArmed.compareAndSet(false, true)) {
                 return true;
             }

@@ -11,6 +11,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 import org.junit.jupiter.api.Test;
@@ -115,6 +116,18 @@ class FrameBatchesTests {
     }
 
     @Test
+    void framesGoOutAtOnceWhenTheTimerSchedulerHasStopped() {
+        Scheduler stopped = Schedulers.newSingle("frame-batches-stopped");
+        stopped.dispose();
+        TestPublisher<byte[]> frames = TestPublisher.create();
+        StepVerifier.create(FrameBatches.of(frames.flux(), 128, 1 << 20, Duration.ofHours(1), stopped))
+                .then(() -> frames.next(frame(1)))
+                .assertNext(batch -> assertThat(ids(batch)).containsExactly(1))
+                .thenCancel()
+                .verify(Duration.ofSeconds(5));
+    }
+
+    @Test
     void cancellingStopsTheFramesAndTheTimer() {
         VirtualTimeScheduler time = VirtualTimeScheduler.create();
         TestPublisher<byte[]> frames = TestPublisher.create();
@@ -156,9 +169,8 @@ class FrameBatchesTests {
     }
 
     /**
-     * The hang that replaced Reactor's bufferTimeout here: frames from several threads, a reader
-     * that stops for a while now and then, keep-alive ticks beside the frames; every frame must
-     * arrive, in order, each time.
+     * Frames from several threads, a reader that stops for a while now and then, keep-alive
+     * ticks beside the frames: every frame must arrive, in order, each time.
      */
     @Test
     void everyFrameArrivesInOrderWhateverTheThreadsAndPausesOfWritersAndReaders() throws Exception {
@@ -218,7 +230,7 @@ class FrameBatchesTests {
         try {
             Sinks.Many<byte[]> source = Sinks.many().unicast().onBackpressureBuffer();
             Queue<Integer> received = new ConcurrentLinkedQueue<>();
-            AtomicLong paused = new AtomicLong();
+            AtomicBoolean paused = new AtomicBoolean();
             BaseSubscriber<List<byte[]>> reader = new BaseSubscriber<>() {
                 @Override
                 protected void hookOnSubscribe(Subscription subscription) {
@@ -227,7 +239,7 @@ class FrameBatchesTests {
                 @Override
                 protected void hookOnNext(List<byte[]> batch) {
                     batch.forEach(frame -> received.add(id(frame)));
-                    if (paused.get() == 0) {
+                    if (!paused.get()) {
                         threads.schedule(() -> request(1));
                     }
                 }
@@ -235,13 +247,13 @@ class FrameBatchesTests {
             FrameBatches.of(source.asFlux(), 128, 1 << 20, LINGER, threads).subscribe(reader);
             int sent = 0;
             for (int round = 0; round < 300; round++) {
-                paused.set(1);
+                paused.set(true);
                 int burst = 1 + ThreadLocalRandom.current().nextInt(700);
                 for (int i = 0; i < burst; i++) {
                     source.tryEmitNext(frame(sent++));
                 }
                 sleep(ThreadLocalRandom.current().nextInt(3));
-                paused.set(0);
+                paused.set(false);
                 reader.request(1);
                 long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
                 while (received.size() < sent && System.nanoTime() < deadline) {
