@@ -105,17 +105,17 @@ final class QueueWorker {
         dueTimer.cancel();
     }
 
-    private Mono<List<Attempt>> claimFreeSlots() {
+    private Flux<List<Attempt>> claimFreeSlots() {
         int free = spec.concurrency() - inFlight.get();
         if (free <= 0 || draining) {
-            return Mono.empty();
+            return Flux.empty();
         }
         Set<String> types = tools.handlers().types();
         long sentAt = tracker.nanoTime();
         Claim claim = new Claim(spec.queue(), tools.workerId(), free, tools.lease(), types);
         return tools.handoff().claim(tools.store(), claim, () -> "released: the pipeline of queue " + spec.queue()
                         + " stopped before its claim returned")
-                .flatMap(tasks -> {
+                .flatMapMany(tasks -> {
                     inFlight.addAndGet(tasks.size());
                     List<Attempt> attempts = tasks.stream().map(task -> tracker.track(task, sentAt)).toList();
                     tasks.forEach(task -> tools.tracing().claimed(task, tools.workerId()));
@@ -123,17 +123,20 @@ final class QueueWorker {
                     // of a round-robin turn): only one that takes nothing shows the queue drained.
                     if (tasks.size() == free || (!tasks.isEmpty() && tools.store().flowControlled(spec.queue()))) {
                         kick(); // there may be more waiting: look again as soon as a slot frees
-                        return Mono.just(attempts);
+                        return Flux.just(attempts);
                     }
-                    // The queue is drained for now: look again when its next task comes due.
-                    return tools.store().nextDue(spec.queue(), types)
+                    // The queue is drained for now: look again when its next task comes due. The
+                    // handlers start first, since the answer only sets a timer; the next claim
+                    // still waits for it.
+                    Mono<List<Attempt>> nextDue = tools.store().nextDue(spec.queue(), types)
                             .doOnNext(dueTimer::after)
                             .onErrorResume(e -> Mono.empty())
-                            .then(Mono.just(attempts));
+                            .then(Mono.empty());
+                    return Flux.concat(Mono.just(attempts), nextDue);
                 })
                 .onErrorResume(e -> {
                     log.warn("Claim on queue {} failed: {}", spec.queue(), e.toString());
-                    return Mono.empty();
+                    return Flux.empty();
                 });
     }
 
