@@ -40,8 +40,9 @@ final class QueueSql {
 
     /**
      * The depth metrics: per queue, how many tasks wait and run, and how long the longest-waiting
-     * due task has waited. It reads only the partial indexes' rows (waiting and running tasks),
-     * never the finished ones that retention keeps, and lists paused queues too.
+     * due task has waited. Its filters match the partial indexes, so while few tasks wait it reads
+     * only their entries, not the finished rows that retention keeps; behind a large backlog the
+     * planner scans the table instead. It lists paused queues too.
      */
     static final String DEPTH = """
             WITH waiting AS (
@@ -59,6 +60,9 @@ final class QueueSql {
                    coalesce(extract(epoch FROM now() - w.oldest_due), 0)::float8 AS oldest_age_seconds
             FROM names n LEFT JOIN waiting w USING (queue) LEFT JOIN running r USING (queue)
             """;
+
+    /** For the rest of the transaction, plans without parallel workers: its scans take one core of the database. */
+    static final String ONE_CORE = "SET LOCAL max_parallel_workers_per_gather = 0";
 
     /** Sets the pause flag of a queue, creating its row. */
     static final String SET_PAUSED = """

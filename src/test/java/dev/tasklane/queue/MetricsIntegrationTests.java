@@ -21,6 +21,9 @@ import dev.tasklane.testsupport.TestDatabase;
 import dev.tasklane.testsupport.WorkerIntegrationTest;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.r2dbc.core.DatabaseClient;
+import org.springframework.transaction.reactive.TransactionalOperator;
+import reactor.core.publisher.Mono;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -41,6 +44,10 @@ final class MetricsIntegrationTests extends WorkerIntegrationTest {
     private QueueDepthMetrics depth;
     @Autowired
     private TaskStore store;
+    @Autowired
+    private DatabaseClient db;
+    @Autowired
+    private TransactionalOperator transactions;
 
     @Test
     void workShowsUpUnderTheContractsMetricNamesAndLabels() {
@@ -189,6 +196,24 @@ final class MetricsIntegrationTests extends WorkerIntegrationTest {
                 assertThat(exported).as("exported metric names").contains(name));
         assertThat(queried).contains("tasklane_tasks_snoozed_total", "tasklane_tasks_rescued_total",
                 "tasklane_queue_held_back", "tasklane_task_queue_time_seconds_bucket");
+    }
+
+    @Test
+    void theDepthReadPlansWithoutParallelWorkersEvenWhereThePlannerWouldUseThem() {
+        // For the transaction only: parallel workers cost nothing and every scan reads the table.
+        Mono<String> plan = db.sql("""
+                SELECT set_config('parallel_setup_cost', '0', true), set_config('parallel_tuple_cost', '0', true),
+                       set_config('min_parallel_table_scan_size', '0', true), set_config('enable_indexscan', 'off', true),
+                       set_config('enable_indexonlyscan', 'off', true), set_config('enable_bitmapscan', 'off', true)
+                """).then().then(db.sql("EXPLAIN " + QueueSql.DEPTH).map(row -> row.get(0, String.class)).all()
+                .collect(Collectors.joining("\n")));
+
+        assertThat(transactions.transactional(plan).block(PATIENCE)).as("the plan where workers are free")
+                .contains("Parallel Seq Scan");
+        assertThat(QueueDepthMetrics.onOneCore(db, transactions, plan).block(PATIENCE)).as("the depth read's plan")
+                .contains("Seq Scan").doesNotContain("Parallel", "Gather");
+        assertThat(db.sql("SHOW max_parallel_workers_per_gather").map(row -> row.get(0, String.class)).one()
+                .block(PATIENCE)).as("the setting after the read's transaction").isNotEqualTo("0");
     }
 
     /**
