@@ -135,28 +135,45 @@ public final class Notifier extends LoopLifecycle {
                     for (Channel channel : Channel.values()) {
                         setup.append("; LISTEN ").append(channel.sqlName());
                     }
-                    Flux<Notice> notices = connection.getNotifications()
-                            .map(n -> new Notice(Channel.ofSqlName(n.getName()),
-                                    n.getParameter() == null ? "" : n.getParameter()));
                     Flux<Notice> deafness = Flux.interval(CHECK_EVERY, CHECK_EVERY)
                             .onBackpressureDrop()
                             .concatMap(tick -> answers(connection), 1)
                             .thenMany(Flux.empty());
                     return connection.createStatement(setup.toString()).execute()
                             .flatMap(PostgresqlResult::getRowsUpdated).then()
+                            .then(backendProcessId(connection))
                             .timeout(statementTimeout)
-                            .then(Mono.fromRunnable(() -> {
+                            .doOnNext(ownProcessId -> {
                                 current.set(connection);
                                 log.info("Listening for notifications");
                                 reconnected.emit(true);
-                            }))
-                            .thenMany(Flux.merge(notices, deafness))
+                            })
+                            .flatMapMany(ownProcessId -> Flux.merge(othersNotices(connection, ownProcessId), deafness))
                             .doOnNext(received::emit)
                             .then();
                 },
                 this::close,
                 (connection, error) -> close(connection),
                 this::close);
+    }
+
+    /**
+     * The notices other sessions sent. This replica's own come back to it too, since it sends
+     * them on the connection that listens; whatever it announces it has already done here
+     * (woken its own pipelines, refreshed its flow limits, triggered its event reader), and
+     * hearing it again only sent a second claim after every enqueue.
+     */
+    private static Flux<Notice> othersNotices(PostgresqlConnection connection, int ownProcessId) {
+        return connection.getNotifications()
+                .filter(n -> n.getProcessId() != ownProcessId)
+                .map(n -> new Notice(Channel.ofSqlName(n.getName()), n.getParameter() == null ? "" : n.getParameter()));
+    }
+
+    private static Mono<Integer> backendProcessId(PostgresqlConnection connection) {
+        return connection.createStatement("SELECT pg_backend_pid()").execute()
+                .flatMap(result -> result.map(row -> row.get(0, Integer.class)))
+                .next()
+                .switchIfEmpty(Mono.error(() -> new IllegalStateException("no backend process id")));
     }
 
     /** Completes if the connection answers within the check's timeout; errors (and so replaces it) if not. */
