@@ -34,8 +34,11 @@ import tools.jackson.databind.node.NullNode;
  * stays tracked, its lease renewed, until the write, and a drain waits for it.
  *
  * <p>Claims are triggered by wake-ups (an enqueue here or, by NOTIFY, elsewhere; a task queued
- * again), by a slot freeing up, by a timer set to the next due time the database reports when a
- * claim leaves the queue drained, and by a slow safety poll.
+ * again), by a slot freeing up while more may wait, by a timer set to the next due time the
+ * database reports when a claim leaves the queue drained, and by a slow safety poll. A claim that
+ * took fewer tasks than it asked for showed the queue drained: what arrives after it wakes the
+ * pipeline, so the slots that free meanwhile send no claim (on an idle queue every task ended
+ * with one, which found nothing).
  */
 final class QueueWorker {
 
@@ -60,6 +63,9 @@ final class QueueWorker {
     private final AtomicInteger inFlight = new AtomicInteger(); // handlers running: the slots taken
     private final AtomicInteger awaitingCommit = new AtomicInteger(); // outcomes handed to the completer
     private final SerializedSink<Long> kicks = new SerializedSink<>();
+    // Whether the last claim may have left due tasks behind (it filled every free slot, or was
+    // flow-controlled, or failed): only then does a freed slot claim.
+    private volatile boolean moreMayWait = true;
     private volatile boolean draining;
     private volatile Disposable pipeline = Disposables.disposed();
 
@@ -121,7 +127,9 @@ final class QueueWorker {
                     tasks.forEach(task -> tools.tracing().claimed(task, tools.workerId()));
                     // A flow-controlled claim may come back short with more to take (a key's share
                     // of a round-robin turn): only one that takes nothing shows the queue drained.
-                    if (tasks.size() == free || (!tasks.isEmpty() && tools.store().flowControlled(spec.queue()))) {
+                    moreMayWait = tasks.size() == free
+                            || (!tasks.isEmpty() && tools.store().flowControlled(spec.queue()));
+                    if (moreMayWait) {
                         kick(); // there may be more waiting: look again as soon as a slot frees
                         return Flux.just(attempts);
                     }
@@ -136,6 +144,7 @@ final class QueueWorker {
                 })
                 .onErrorResume(e -> {
                     log.warn("Claim on queue {} failed: {}", spec.queue(), e.toString());
+                    moreMayWait = true;
                     return Flux.empty();
                 });
     }
@@ -225,7 +234,9 @@ final class QueueWorker {
     private void releaseSlot(AtomicBoolean slotHeld) {
         if (slotHeld.compareAndSet(true, false)) {
             inFlight.decrementAndGet();
-            kick();
+            if (moreMayWait) {
+                kick();
+            }
         }
     }
 
