@@ -23,10 +23,12 @@ import dev.tasklane.queue.TaskState;
 import dev.tasklane.queue.TaskStore;
 import dev.tasklane.queue.Wakeups;
 import dev.tasklane.queue.Wakeups.Wakeup;
+import io.micrometer.observation.ObservationRegistry;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.support.StaticListableBeanFactory;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
@@ -132,9 +134,7 @@ class QueueWorkerTests {
                 return running;
             }
         };
-        @SuppressWarnings("unchecked")
-        ObjectProvider<io.micrometer.observation.ObservationRegistry> noRegistry = mock(ObjectProvider.class);
-        when(noRegistry.getIfAvailable(any())).thenAnswer(invocation -> io.micrometer.observation.ObservationRegistry.NOOP);
+        ObjectProvider<ObservationRegistry> noRegistry = new StaticListableBeanFactory().getBeanProvider(ObservationRegistry.class);
         QueueWorker.Tools tools = new QueueWorker.Tools("w", store, store, handoff, new HandlerRegistry(List.of(noop)),
                 completer, wakeups, new Backoff(Duration.ofSeconds(1), Duration.ofMinutes(1)), JsonMapper.builder().build(),
                 Duration.ofSeconds(30), Duration.ofHours(1), 1024, Schedulers.parallel(), new TaskTracing(noRegistry, false));
