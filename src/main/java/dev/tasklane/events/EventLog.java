@@ -333,13 +333,16 @@ public final class EventLog extends LoopLifecycle implements EventSource {
         return range(from, lastSeen, EventFilter.ALL, LIVE_PAGE, LIVE_PAGE_BYTES)
                 .takeWhile(event -> event.id() <= proven || event.id() == frontier[0] + 1)
                 .doOnNext(event -> {
+                    // The horizon covers an event before it is emitted: a subscriber that joins the
+                    // live stream too late for it then reads a horizon that includes it and replays it.
+                    delivered = Math.max(delivered, event.id());
                     hot.emitNext(new LiveEvent(event, SseFrames.of(event), lastEmitted),
                             Sinks.EmitFailureHandler.busyLooping(Duration.ofMillis(50)));
                     lastEmitted = event.id();
                     frontier[0] = Math.max(frontier[0], event.id());
                 })
                 .then(Mono.fromSupplier(() -> {
-                    delivered = frontier[0];
+                    delivered = Math.max(delivered, frontier[0]);
                     return frontier[0] > from;
                 }));
     }

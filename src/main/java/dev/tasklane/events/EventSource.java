@@ -9,10 +9,13 @@ import reactor.core.publisher.Mono;
  */
 interface EventSource {
 
-    /** Every event from now on, in id order, each linked to the one before it on the live stream. */
+    /**
+     * Every event from now on, in id order, each linked to the one before it on the live stream:
+     * every event emitted once the subscribe call has returned (not yet during {@code onSubscribe}).
+     */
     Flux<LiveEvent> live();
 
-    /** The id up to which every event has been delivered on {@link #live()}, once known. */
+    /** The id up to which every event has been delivered on {@link #live()}, once known: never below one emitted. */
     Mono<Long> horizon();
 
     /** The highest event id retention has deleted; 0 when it has deleted none. */

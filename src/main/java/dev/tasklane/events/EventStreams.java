@@ -177,10 +177,10 @@ public final class EventStreams {
         AtomicLong horizonUsed = new AtomicLong(NONE);
         Sinks.One<Boolean> liveSubscribed = Sinks.one();
         LiveBuffer buffer = new LiveBuffer(LIVE_BUFFER_BYTES);
-        Flux<LiveEvent> live = matching(eventLog.live(), wanted)
+        Flux<LiveEvent> live = registered(matching(eventLog.live(), wanted)
                 .handle(buffer::admit)
-                .onBackpressureBuffer() // bounded in bytes by the buffer's admission
-                .doOnSubscribe(s -> liveSubscribed.tryEmitValue(true));
+                .onBackpressureBuffer(), // bounded in bytes by the buffer's admission
+                () -> liveSubscribed.tryEmitValue(true));
         Flux<LiveEvent> history = eventLog.horizon().flatMapMany(horizon -> {
             horizonUsed.set(horizon);
             Flux<LiveEvent> opened = cursor.opened ? Flux.empty() : Flux.defer(() -> {
@@ -200,6 +200,21 @@ public final class EventStreams {
         return Flux.mergeSequential(1, history, live)
                 .doOnNext(buffer::release)
                 .handle((item, sink) -> pass(item, sink, cursor, lastLive, horizonUsed));
+    }
+
+    /**
+     * Subscribes as {@code live} does and then runs {@code then}: only once the subscribe call has
+     * returned is the subscriber certain to receive what the live stream emits next. A sink
+     * hands its subscriber {@code onSubscribe} before it adds it to those it emits to, so a horizon
+     * read from {@code onSubscribe} could be passed by an event emitted in between, which the
+     * subscriber then neither replayed nor received, and did not miss until some later event showed
+     * it the break (a quiet queue's last event waited for the next one, found by the CI).
+     */
+    private static Flux<LiveEvent> registered(Flux<LiveEvent> live, Runnable then) {
+        return Flux.from(subscriber -> {
+            live.subscribe(subscriber);
+            then.run();
+        });
     }
 
     private static void pass(LiveEvent item, SynchronousSink<LiveEvent> sink, Cursor cursor, AtomicLong lastLive,

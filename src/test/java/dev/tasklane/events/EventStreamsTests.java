@@ -6,9 +6,12 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
+import org.reactivestreams.Subscription;
+import reactor.core.publisher.BaseSubscriber;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
@@ -74,6 +77,50 @@ final class EventStreamsTests {
         two.dispose();
         assertThat(first.get(1)).isSameAs(frame);
         assertThat(second.get(1)).isSameAs(frame);
+    }
+
+    /**
+     * The reader emits event 41 while a resuming stream's live subscription is between
+     * {@code onSubscribe} and its registration with the sink, as a sink's own subscribe does it:
+     * the stream reads the horizon only once registered, so it replays 41 from the table.
+     */
+    @Test
+    void anEventEmittedWhileTheLiveStreamIsBeingSubscribedIsReplayedNotLost() {
+        Sinks.Many<LiveEvent> sink = Sinks.many().multicast().directBestEffort();
+        AtomicLong horizon = new AtomicLong(40);
+        Flux<LiveEvent> joinsLate = Flux.from(subscriber -> sink.asFlux().subscribe(new BaseSubscriber<LiveEvent>() {
+            @Override
+            protected void hookOnSubscribe(Subscription subscription) {
+                subscriber.onSubscribe(subscription);
+                horizon.set(41); // the reader emits 41 to the sink's subscribers, not yet this one
+                sink.tryEmitNext(new LiveEvent(event(41), SseFrames.of(event(41)), 40));
+                subscription.request(Long.MAX_VALUE);
+            }
+
+            @Override
+            protected void hookOnNext(LiveEvent item) {
+                subscriber.onNext(item);
+            }
+        }));
+        QuietSource source = new QuietSource(joinsLate) {
+            @Override
+            public Mono<Long> horizon() {
+                return Mono.fromSupplier(horizon::get);
+            }
+
+            @Override
+            public Flux<TaskEvent> range(long after, long upTo, EventFilter filter) {
+                return Flux.range(40, 2).map(id -> event(id)).filter(e -> e.id() > after && e.id() <= upTo);
+            }
+        };
+        EventStreams streams = new EventStreams(source, new SimpleMeterRegistry(), 10);
+
+        StepVerifier.create(streams.all(39L, EventFilter.ALL).map(frame -> new String(frame, StandardCharsets.UTF_8)))
+                .expectNextMatches(frame -> frame.startsWith(": connected"))
+                .expectNextMatches(frame -> frame.startsWith("id: 40\n"))
+                .expectNextMatches(frame -> frame.startsWith("id: 41\n"))
+                .thenCancel()
+                .verify(PATIENCE);
     }
 
     @Test
