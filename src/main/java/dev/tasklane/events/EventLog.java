@@ -284,9 +284,14 @@ public final class EventLog extends LoopLifecycle implements EventSource {
                     long lastId = horizon[0];
                     long xmin = horizon[1];
                     long bound = horizon[2];
+                    // Read, not taken: an entry leaves only once the horizon covers it, so a round
+                    // that fails before delivering leaves its proof to the next one.
                     long proven = -1;
-                    while (!pending.isEmpty() && pending.peekFirst().bound() <= xmin) {
-                        proven = pending.pollFirst().lastId();
+                    for (Pending read : pending) {
+                        if (read.bound() > xmin) {
+                            break;
+                        }
+                        proven = read.lastId();
                     }
                     boolean readNews = lastId > lastSeen && bound >= 0;
                     if (readNews) {
@@ -297,6 +302,7 @@ public final class EventLog extends LoopLifecycle implements EventSource {
                         if (proven >= 0) {
                             delivered = proven; // the live stream starts here
                             lastEmitted = proven;
+                            forgetDelivered();
                         }
                         return Mono.just(readNews);
                     }
@@ -308,15 +314,27 @@ public final class EventLog extends LoopLifecycle implements EventSource {
                     synchronized (subscriptions) {
                         if (subscribers.get() == 0) {
                             if (proven <= delivered) {
+                                forgetDelivered();
                                 return Mono.just(readNews);
                             }
                             lastEmitted = proven;
                             delivered = proven;
+                            forgetDelivered();
                             return Mono.just(true);
                         }
                     }
-                    return deliverFinal(Math.max(delivered, proven)).map(moved -> moved || readNews);
+                    return deliverFinal(Math.max(delivered, proven)).map(moved -> {
+                        forgetDelivered();
+                        return moved || readNews;
+                    });
                 });
+    }
+
+    /** Drops what the horizon now covers from what waits for proof. */
+    private void forgetDelivered() {
+        while (!pending.isEmpty() && pending.peekFirst().lastId() <= delivered) {
+            pending.pollFirst();
+        }
     }
 
     /**
