@@ -27,10 +27,11 @@ import reactor.core.publisher.Mono;
  * every replica reports the same values: aggregate them with {@code max by (queue)}, not sum.
  * A queue that empties reports zeros rather than vanishing, so graphs and alerts see it drain.
  * <p>
- * The read counts every waiting task, so behind a large backlog it scans for a few hundred
- * milliseconds. It runs without parallel workers: with them it took every core of the database at
- * once, every interval on every replica, and the pickups of that moment waited for a core (idle
- * pickup p99 behind a million delayed tasks, measured: 15-18 ms with them, 8.5 ms without).
+ * The read counts every waiting task from the claim index, so behind a large backlog it still
+ * reads for a while (about 0.1 s per million waiting tasks, see {@link QueueSql#DEPTH}). It runs
+ * without parallel workers: with them it took every core of the database at once, every interval
+ * on every replica, and the pickups of that moment waited for a core (idle pickup p99 behind a
+ * million delayed tasks, measured: 15-18 ms with them, 8.5 ms without).
  */
 @Component
 final class QueueDepthMetrics extends PeriodicJob {
@@ -74,12 +75,12 @@ final class QueueDepthMetrics extends PeriodicJob {
 
     @Override
     protected Mono<Map<String, Depth>> runOnce() {
-        return onOneCore(db, transactions, read());
+        return withDepthPlanning(db, transactions, read());
     }
 
-    /** Runs {@code work} in a transaction whose statements plan without parallel workers. */
-    static <T> Mono<T> onOneCore(DatabaseClient db, TransactionalOperator transactions, Mono<T> work) {
-        return transactions.transactional(db.sql(QueueSql.ONE_CORE).then().then(work));
+    /** Runs {@code work} in a transaction planned as {@link QueueSql#DEPTH_PLANNING} says. */
+    static <T> Mono<T> withDepthPlanning(DatabaseClient db, TransactionalOperator transactions, Mono<T> work) {
+        return transactions.transactional(db.sql(QueueSql.DEPTH_PLANNING).then().then(work));
     }
 
     private Mono<Map<String, Depth>> read() {

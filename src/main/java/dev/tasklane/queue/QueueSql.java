@@ -40,15 +40,44 @@ final class QueueSql {
 
     /**
      * The depth metrics: per queue, how many tasks wait and run, and how long the longest-waiting
-     * due task has waited. Its filters match the partial indexes, so while few tasks wait it reads
-     * only their entries, not the finished rows that retention keeps; behind a large backlog the
-     * planner scans the table instead. It lists paused queues too.
+     * due task has waited; paused queues too. Behind a large backlog of delayed tasks it still
+     * reads no row of the table for them: the counts come from the partial indexes alone (an
+     * index-only scan once vacuum has marked the pages all-visible; before that the planner may
+     * rightly scan the table), and the oldest due task is found as a claim finds the next one,
+     * walking the claim index from one queue to the next and from one priority to the next (a
+     * seek each) and reading only the rows due now. Reading every waiting row, as it did, took
+     * 260 ms of a core per million delayed tasks, every interval, on every replica, and the
+     * pickups of that moment waited for the core.
      */
     static final String DEPTH = """
-            WITH waiting AS (
-                SELECT queue, count(*) AS queued,
-                       min(greatest(created_at, run_at)) FILTER (WHERE run_at <= now()) AS oldest_due
-                FROM task WHERE state = 'queued' GROUP BY queue
+            WITH RECURSIVE queues AS (
+                (SELECT queue FROM task WHERE state = 'queued' ORDER BY queue LIMIT 1)
+                UNION ALL
+                SELECT (SELECT t.queue FROM task t WHERE t.state = 'queued' AND t.queue > q.queue
+                        ORDER BY t.queue LIMIT 1)
+                FROM queues q WHERE q.queue IS NOT NULL
+            ),
+            priorities AS (
+                SELECT q.queue, (SELECT t.priority FROM task t WHERE t.queue = q.queue AND t.state = 'queued'
+                                 ORDER BY t.priority DESC LIMIT 1) AS priority
+                FROM queues q WHERE q.queue IS NOT NULL
+                UNION ALL
+                SELECT p.queue, (SELECT t.priority FROM task t
+                                 WHERE t.queue = p.queue AND t.state = 'queued' AND t.priority < p.priority
+                                 ORDER BY t.priority DESC LIMIT 1)
+                FROM priorities p WHERE p.priority IS NOT NULL
+            ),
+            due AS (
+                SELECT p.queue, min(d.available) AS oldest_due
+                FROM priorities p CROSS JOIN LATERAL (
+                    SELECT min(greatest(t.created_at, t.run_at)) AS available FROM task t
+                    WHERE t.queue = p.queue AND t.state = 'queued' AND t.priority = p.priority AND t.run_at <= now()
+                ) d
+                WHERE p.priority IS NOT NULL
+                GROUP BY p.queue
+            ),
+            waiting AS (
+                SELECT queue, count(*) AS queued FROM task WHERE state = 'queued' GROUP BY queue
             ),
             running AS (
                 SELECT queue, count(*) AS running FROM task WHERE state = 'running' GROUP BY queue
@@ -57,12 +86,24 @@ final class QueueSql {
                 SELECT queue FROM waiting UNION SELECT queue FROM running UNION SELECT name FROM queue
             )
             SELECT n.queue, coalesce(w.queued, 0) AS queued, coalesce(r.running, 0) AS running,
-                   coalesce(extract(epoch FROM now() - w.oldest_due), 0)::float8 AS oldest_age_seconds
-            FROM names n LEFT JOIN waiting w USING (queue) LEFT JOIN running r USING (queue)
+                   coalesce(extract(epoch FROM now() - d.oldest_due), 0)::float8 AS oldest_age_seconds
+            FROM names n LEFT JOIN waiting w USING (queue) LEFT JOIN due d USING (queue)
+                 LEFT JOIN running r USING (queue)
             """;
 
-    /** For the rest of the transaction, plans without parallel workers: its scans take one core of the database. */
-    static final String ONE_CORE = "SET LOCAL max_parallel_workers_per_gather = 0";
+    /**
+     * How the depth read plans, for the rest of its transaction: without parallel workers, so
+     * that it takes one core of the database; without JIT compilation, since the planner prices
+     * its index walks at hundreds of millions (it cannot tell how few seeks they take) and
+     * compiling them took 0.7 s, longer than the read; and from the partial indexes rather than
+     * the table, with the pages priced as the cached pages they are (a read every few seconds
+     * keeps them so): where nearly every row waits, the planner otherwise preferred reading the
+     * table, though the index-only count took half the time (0.16 s against 0.32 s per million).
+     */
+    static final String DEPTH_PLANNING = """
+            SELECT set_config('max_parallel_workers_per_gather', '0', true), set_config('jit', 'off', true),
+                   set_config('enable_seqscan', 'off', true), set_config('random_page_cost', '1.1', true)
+            """;
 
     /** Sets the pause flag of a queue, creating its row. */
     static final String SET_PAUSED = """

@@ -106,6 +106,29 @@ final class MetricsIntegrationTests extends WorkerIntegrationTest {
         assertThat(value(scrape, "tasklane_queue_oldest_age_seconds", "queue=\"" + queue + "\"")).contains(0.0);
     }
 
+    /**
+     * A task became due at the later of its creation and its runAt; the longest-waiting one may
+     * be of any priority, and tasks not yet due do not count however long ago they were created.
+     */
+    @Test
+    void theOldestAgeIsThatOfTheLongestWaitingDueTaskOfAnyPriority() {
+        Tasks tasks = new Tasks(api());
+        String queue = TaskFixtures.uniqueQueue("metrics-oldest");
+        tasks.enqueue(queue, "{\"type\": \"noop\", \"priority\": 50}");
+        long lowest = tasks.enqueue(queue, "{\"type\": \"noop\", \"priority\": -50}").get("id").longValue();
+        tasks.enqueue(queue, "{\"type\": \"noop\", \"runAt\": \"2020-01-01T00:00:00Z\"}");
+        long later = tasks.enqueue(queue, "{\"type\": \"noop\", \"delaySeconds\": 3600}").get("id").longValue();
+        Sql.update("UPDATE task SET created_at = now() - interval '10 minutes', run_at = now() - interval '2 minutes'"
+                + " WHERE id = ?", lowest);
+        Sql.update("UPDATE task SET created_at = now() - interval '1 day' WHERE id = ?", later);
+
+        awaitDepthRead(queue, "queued", 4.0);
+
+        assertThat(value(scrape(), "tasklane_queue_oldest_age_seconds", "queue=\"" + queue + "\""))
+                .as("the age of the task due since two minutes ago, not of the one backdated to 2020 but created now")
+                .hasValueSatisfying(age -> assertThat(age).isBetween(120.0, 180.0));
+    }
+
     @Test
     void aTransactionLeftOpenHoldsTheLiveStreamBackAndTheHorizonLagShowsIt() throws Exception {
         Tasks tasks = new Tasks(api());
@@ -199,7 +222,7 @@ final class MetricsIntegrationTests extends WorkerIntegrationTest {
     }
 
     @Test
-    void theDepthReadPlansWithoutParallelWorkersEvenWhereThePlannerWouldUseThem() {
+    void theDepthReadPlansWithoutParallelWorkersOrJitEvenWhereThePlannerWouldUseThem() {
         // For the transaction only: parallel workers cost nothing and every scan reads the table.
         Mono<String> plan = db.sql("""
                 SELECT set_config('parallel_setup_cost', '0', true), set_config('parallel_tuple_cost', '0', true),
@@ -210,8 +233,10 @@ final class MetricsIntegrationTests extends WorkerIntegrationTest {
 
         assertThat(transactions.transactional(plan).block(PATIENCE)).as("the plan where workers are free")
                 .contains("Parallel Seq Scan");
-        assertThat(QueueDepthMetrics.onOneCore(db, transactions, plan).block(PATIENCE)).as("the depth read's plan")
+        assertThat(QueueDepthMetrics.withDepthPlanning(db, transactions, plan).block(PATIENCE)).as("the depth read's plan")
                 .contains("Seq Scan").doesNotContain("Parallel", "Gather");
+        assertThat(QueueDepthMetrics.withDepthPlanning(db, transactions, db.sql("SHOW jit").map(row -> row.get(0, String.class))
+                .one()).block(PATIENCE)).as("JIT compilation in the depth read's transaction").isEqualTo("off");
         assertThat(db.sql("SHOW max_parallel_workers_per_gather").map(row -> row.get(0, String.class)).one()
                 .block(PATIENCE)).as("the setting after the read's transaction").isNotEqualTo("0");
     }
