@@ -215,7 +215,7 @@ final class EventReplicaIntegrationTests {
                     Sql.update("INSERT INTO task (queue, type) VALUES (?, 'x')", queue);
                     insertQueuedEvents(queue);
                 }
-                List<String> expected = Sql.column("SELECT e.id::text FROM task_event e WHERE e.queue = ? ORDER BY id", queue);
+                List<String> expected = Sql.column("SELECT e.id::text FROM task_event e WHERE e.queue = ? ORDER BY e.id", queue);
                 assertThat(expected).hasSize(9);
                 await().atMost(Duration.ofSeconds(30)).until(() -> received.size() >= 9);
                 assertThat(received).extracting(SseClient.Event::id).containsExactlyElementsOf(expected);
