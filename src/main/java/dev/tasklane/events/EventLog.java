@@ -245,6 +245,7 @@ public final class EventLog extends LoopLifecycle implements EventSource {
      */
     private Mono<Duration> round() {
         return horizonRound().flatMap(progressed -> {
+            forgetDelivered(); // only after a round that succeeded: a failed one leaves its proof to the next
             if (progressed || pending.isEmpty()) {
                 waitingSince = -1;
                 return progressed ? Mono.just(ROUND_PACE) : Mono.empty();
@@ -284,8 +285,7 @@ public final class EventLog extends LoopLifecycle implements EventSource {
                     long lastId = horizon[0];
                     long xmin = horizon[1];
                     long bound = horizon[2];
-                    // Read, not taken: an entry leaves only once the horizon covers it, so a round
-                    // that fails before delivering leaves its proof to the next one.
+                    // Read, not taken: an entry leaves once the horizon covers it (see round()).
                     long proven = -1;
                     for (Pending read : pending) {
                         if (read.bound() > xmin) {
@@ -302,7 +302,6 @@ public final class EventLog extends LoopLifecycle implements EventSource {
                         if (proven >= 0) {
                             delivered = proven; // the live stream starts here
                             lastEmitted = proven;
-                            forgetDelivered();
                         }
                         return Mono.just(readNews);
                     }
@@ -314,19 +313,14 @@ public final class EventLog extends LoopLifecycle implements EventSource {
                     synchronized (subscriptions) {
                         if (subscribers.get() == 0) {
                             if (proven <= delivered) {
-                                forgetDelivered();
                                 return Mono.just(readNews);
                             }
                             lastEmitted = proven;
                             delivered = proven;
-                            forgetDelivered();
                             return Mono.just(true);
                         }
                     }
-                    return deliverFinal(Math.max(delivered, proven)).map(moved -> {
-                        forgetDelivered();
-                        return moved || readNews;
-                    });
+                    return deliverFinal(Math.max(delivered, proven)).map(moved -> moved || readNews);
                 });
     }
 
@@ -353,14 +347,14 @@ public final class EventLog extends LoopLifecycle implements EventSource {
                 .doOnNext(event -> {
                     // The horizon covers an event before it is emitted: a subscriber that joins the
                     // live stream too late for it then reads a horizon that includes it and replays it.
-                    delivered = Math.max(delivered, event.id());
+                    delivered = event.id();
                     hot.emitNext(new LiveEvent(event, SseFrames.of(event), lastEmitted),
                             Sinks.EmitFailureHandler.busyLooping(Duration.ofMillis(50)));
                     lastEmitted = event.id();
                     frontier[0] = Math.max(frontier[0], event.id());
                 })
                 .then(Mono.fromSupplier(() -> {
-                    delivered = Math.max(delivered, frontier[0]);
+                    delivered = frontier[0];
                     return frontier[0] > from;
                 }));
     }

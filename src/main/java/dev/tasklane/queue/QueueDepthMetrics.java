@@ -28,7 +28,7 @@ import reactor.core.publisher.Mono;
  * A queue that empties reports zeros rather than vanishing, so graphs and alerts see it drain.
  * <p>
  * The read counts every waiting task from the claim index, so behind a large backlog it still
- * reads for a while (about 0.1 s per million waiting tasks, see {@link QueueSql#DEPTH}). It runs
+ * reads for a while (about 0.2 s per million waiting tasks, see {@link QueueSql#DEPTH}). It runs
  * without parallel workers: with them it took every core of the database at once, every interval
  * on every replica, and the pickups of that moment waited for a core (idle pickup p99 behind a
  * million delayed tasks, measured: 15-18 ms with them, 8.5 ms without).
