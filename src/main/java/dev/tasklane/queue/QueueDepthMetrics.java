@@ -33,7 +33,7 @@ import reactor.core.publisher.Mono;
  * on every replica, and the pickups of that moment waited for a core (idle pickup p99 behind a
  * million delayed tasks, measured: 15-18 ms with them, 8.5 ms without). And one replica reads for
  * all: each round, a replica counts only when the shared reading (V017) is older than half an
- * interval and no other replica is counting; otherwise it reports the saved reading. So the
+ * interval and no other replica holds the turn to count; otherwise it reports the saved reading. So the
  * database counts about once an interval however many replicas run, not once per replica.
  */
 @Component
@@ -85,9 +85,10 @@ final class QueueDepthMetrics extends PeriodicJob {
     /** Counts, if it is this replica's turn, or reads what another counted; publishes either. */
     @Override
     protected Mono<?> runOnce() {
-        return withDepthPlanning(db, transactions, db.sql(QueueSql.TAKE_READING_TURN).bind("freshMillis", fresh.toMillis())
-                .map(row -> true).one().hasElement()
-                .flatMap(mine -> mine ? countAndSave() : saved()))
+        return withDepthPlanning(db, transactions, flag(db.sql(QueueSql.TAKE_READING_TURN), "mine")
+                .flatMap(mine -> mine ? flag(db.sql(QueueSql.READING_STALE).bind("freshMillis", fresh.toMillis()), "stale")
+                        : Mono.just(false))
+                .flatMap(stale -> stale ? countAndSave() : saved()))
                 .doOnNext(this::publish);
     }
 
@@ -103,6 +104,10 @@ final class QueueDepthMetrics extends PeriodicJob {
     /** Runs {@code work} in a transaction planned as {@link QueueSql#DEPTH_PLANNING} says. */
     static <T> Mono<T> withDepthPlanning(DatabaseClient db, TransactionalOperator transactions, Mono<T> work) {
         return transactions.transactional(db.sql(QueueSql.DEPTH_PLANNING).then().then(work));
+    }
+
+    private static Mono<Boolean> flag(DatabaseClient.GenericExecuteSpec statement, String column) {
+        return statement.map(row -> Boolean.TRUE.equals(row.get(column, Boolean.class))).one().defaultIfEmpty(false);
     }
 
     private Mono<Reading> countAndSave() {

@@ -109,18 +109,26 @@ final class QueueSql {
             """;
 
     /**
-     * Takes this replica's turn to read the queue gauges for every replica (see V017): a row back
-     * when the shared reading is older than {@code :freshMillis} and no other replica is reading
-     * now. The row stays locked until the transaction has saved the new reading.
+     * Takes this replica's turn to read the queue gauges for every replica (see V017), if no other
+     * replica holds it now: a transaction-level advisory lock (of the two-key kind, apart from the
+     * enqueue guards' one-key locks). Not a row lock, which would give the transaction an id for
+     * the whole count: every snapshot taken meanwhile would then see it running, and the event
+     * log's horizon and the pruning of claimed tasks' index entries would wait for it.
      */
-    static final String TAKE_READING_TURN = """
-            SELECT true AS mine FROM queue_reading
-            WHERE read_at < now() - :freshMillis * interval '1 millisecond'
-            FOR UPDATE SKIP LOCKED
-            """;
+    static final String TAKE_READING_TURN =
+            "SELECT pg_try_advisory_xact_lock(hashtext('tasklane'), hashtext('queue_reading')) AS mine";
 
-    /** The same turn taken whatever the reading's age, after a replica reading now has saved. */
-    static final String AWAIT_READING_TURN = "SELECT true AS mine FROM queue_reading FOR UPDATE";
+    /** The same turn, waited for while another replica holds it. */
+    static final String AWAIT_READING_TURN =
+            "SELECT pg_advisory_xact_lock(hashtext('tasklane'), hashtext('queue_reading'))";
+
+    /**
+     * Whether the shared reading is older than {@code :freshMillis}: asked once the turn is held,
+     * so that its snapshot sees what the previous holder saved.
+     */
+    static final String READING_STALE = """
+            SELECT read_at < now() - :freshMillis * interval '1 millisecond' AS stale FROM queue_reading
+            """;
 
     /** Saves a reading of {@link #DEPTH} and {@link #HELD_BACK} for every replica, as columns of arrays. */
     static final String SAVE_READING = """

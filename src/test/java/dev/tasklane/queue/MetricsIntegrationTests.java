@@ -177,7 +177,7 @@ final class MetricsIntegrationTests extends WorkerIntegrationTest {
         try (Connection counting = TestDatabase.get().connect()) {
             counting.setAutoCommit(false);
             try (Statement statement = counting.createStatement()) {
-                statement.execute("SELECT * FROM queue_reading FOR UPDATE"); // a replica counting now
+                statement.execute(QueueSql.AWAIT_READING_TURN); // a replica counting now
             }
             other.runOnce().block(Duration.ofSeconds(5));
             assertThat(queued(otherMeters, queue)).as("the saved reading, at once, while another counts").isEqualTo(1.0);
@@ -186,6 +186,22 @@ final class MetricsIntegrationTests extends WorkerIntegrationTest {
 
         other.runOnce().block(PATIENCE);
         assertThat(queued(otherMeters, queue)).as("its own count once nobody else counts").isEqualTo(2.0);
+    }
+
+    /**
+     * A transaction id taken before the count would be seen running by every snapshot until the
+     * count ends (seconds behind millions of tasks): the event streams' horizon and the pruning of
+     * claimed tasks' index entries would wait for it. The turn is an advisory lock, which takes none.
+     */
+    @Test
+    void theTurnToCountForEveryReplicaTakesNoTransactionId() {
+        Mono<Optional<String>> idAfterTheTurn = db.sql(QueueSql.TAKE_READING_TURN).then()
+                .then(db.sql(QueueSql.READING_STALE).bind("freshMillis", 0L).then())
+                .then(db.sql("SELECT pg_current_xact_id_if_assigned()::text AS id")
+                        .map(row -> Optional.ofNullable(row.get("id", String.class))).one());
+
+        assertThat(QueueDepthMetrics.withDepthPlanning(db, transactions, idAfterTheTurn).block(PATIENCE))
+                .as("the transaction id of a transaction that took the turn and asked the reading's age").isEmpty();
     }
 
     private static double queued(SimpleMeterRegistry meters, String queue) {
