@@ -31,10 +31,7 @@ import reactor.core.publisher.Mono;
  * reads for a while (about 0.2 s per million waiting tasks, see {@link QueueSql#DEPTH}). It runs
  * without parallel workers: with them it took every core of the database at once, every interval
  * on every replica, and the pickups of that moment waited for a core (idle pickup p99 behind a
- * million delayed tasks, measured: 15-18 ms with them, 8.5 ms without). And one replica reads for
- * all: each round, a replica counts only when the shared reading (V017) is older than half an
- * interval and no other replica holds the turn to count; otherwise it reports the saved reading. So the
- * database counts about once an interval however many replicas run, not once per replica.
+ * million delayed tasks, measured: 15-18 ms with them, 8.5 ms without).
  */
 @Component
 final class QueueDepthMetrics extends PeriodicJob {
@@ -45,14 +42,9 @@ final class QueueDepthMetrics extends PeriodicJob {
         static final Depth EMPTY = new Depth(0, 0, 0);
     }
 
-    /** One reading of the gauges, as this replica counted it or as another saved it. */
-    private record Reading(Map<String, Depth> depths, Map<String, QueueStats.HeldBack> heldBack) {
-    }
-
     private final DatabaseClient db;
     private final TransactionalOperator transactions;
     private final QueueFlows flows;
-    private final Duration fresh;
     private final MultiGauge depth;
     private final MultiGauge oldestAge;
     private final MultiGauge heldBack;
@@ -67,7 +59,6 @@ final class QueueDepthMetrics extends PeriodicJob {
         this.db = db;
         this.transactions = transactions;
         this.flows = flows;
-        this.fresh = properties.metrics().depthInterval().dividedBy(2);
         // Queues worked here are reported from the start, even while they have never had a task.
         this.depths = properties.worker().queues().stream().map(spec -> spec.split(":", 2)[0].strip())
                 .distinct().collect(Collectors.toUnmodifiableMap(queue -> queue, queue -> Depth.EMPTY));
@@ -82,23 +73,9 @@ final class QueueDepthMetrics extends PeriodicJob {
                 .description("A queue's flow-control settings (rates as count and period in seconds)").register(meters);
     }
 
-    /** Counts, if it is this replica's turn, or reads what another counted; publishes either. */
     @Override
-    protected Mono<?> runOnce() {
-        return withDepthPlanning(db, transactions, flag(db.sql(QueueSql.TAKE_READING_TURN), "mine")
-                .flatMap(mine -> mine ? flag(db.sql(QueueSql.READING_STALE).bind("freshMillis", fresh.toMillis()), "stale")
-                        : Mono.just(false))
-                .flatMap(stale -> stale ? countAndSave() : saved()))
-                .doOnNext(this::publish);
-    }
-
-    /**
-     * Counts now whatever the shared reading's age (after a count in progress elsewhere), saves
-     * and publishes the reading: for whoever must see the depth as it is now.
-     */
-    Mono<?> readNow() {
-        return withDepthPlanning(db, transactions, db.sql(QueueSql.AWAIT_READING_TURN).then().then(countAndSave()))
-                .doOnNext(this::publish);
+    protected Mono<Map<String, Depth>> runOnce() {
+        return withDepthPlanning(db, transactions, read());
     }
 
     /** Runs {@code work} in a transaction planned as {@link QueueSql#DEPTH_PLANNING} says. */
@@ -106,62 +83,24 @@ final class QueueDepthMetrics extends PeriodicJob {
         return transactions.transactional(db.sql(QueueSql.DEPTH_PLANNING).then().then(work));
     }
 
-    private static Mono<Boolean> flag(DatabaseClient.GenericExecuteSpec statement, String column) {
-        return statement.map(row -> Boolean.TRUE.equals(row.get(column, Boolean.class))).one().defaultIfEmpty(false);
-    }
-
-    private Mono<Reading> countAndSave() {
-        return depths(QueueSql.DEPTH)
-                .flatMap(depths -> heldBack(db.sql(QueueSql.HELD_BACK).bind("queue", Parameter.empty(String.class)))
-                        .map(held -> new Reading(depths, held)))
-                .flatMap(reading -> save(reading).thenReturn(reading));
-    }
-
-    private Mono<Reading> saved() {
-        return depths(QueueSql.SAVED_DEPTHS)
-                .flatMap(depths -> heldBack(db.sql(QueueSql.SAVED_HELD_BACK)).map(held -> new Reading(depths, held)));
-    }
-
-    private Mono<Long> save(Reading reading) {
-        List<String> queues = List.copyOf(reading.depths().keySet());
-        List<String> held = List.copyOf(reading.heldBack().keySet());
-        return db.sql(QueueSql.SAVE_READING)
-                .bind("queues", queues.toArray(String[]::new))
-                .bind("queued", queues.stream().map(queue -> reading.depths().get(queue).queued()).toArray(Long[]::new))
-                .bind("running", queues.stream().map(queue -> reading.depths().get(queue).running()).toArray(Long[]::new))
-                .bind("oldestAgeSeconds", queues.stream().map(queue -> reading.depths().get(queue).oldestAgeSeconds())
-                        .toArray(Double[]::new))
-                .bind("heldQueues", held.toArray(String[]::new))
-                .bind("heldMaxRunning", held.stream().map(queue -> reading.heldBack().get(queue).maxRunning()).toArray(Long[]::new))
-                .bind("heldMaxRunningPerKey", held.stream().map(queue -> reading.heldBack().get(queue).maxRunningPerKey())
-                        .toArray(Long[]::new))
-                .bind("heldRate", held.stream().map(queue -> reading.heldBack().get(queue).rate()).toArray(Long[]::new))
-                .fetch().rowsUpdated();
-    }
-
-    private Mono<Map<String, Depth>> depths(String sql) {
-        return db.sql(sql)
+    private Mono<Map<String, Depth>> read() {
+        return db.sql(QueueSql.DEPTH)
                 .map(row -> Map.entry(Objects.requireNonNull(row.get("queue", String.class)), new Depth(
                         Objects.requireNonNull(row.get("queued", Long.class)),
                         Objects.requireNonNull(row.get("running", Long.class)),
                         Objects.requireNonNull(row.get("oldest_age_seconds", Double.class)))))
                 .all()
-                .collectMap(Map.Entry::getKey, Map.Entry::getValue);
-    }
-
-    private static Mono<Map<String, QueueStats.HeldBack>> heldBack(DatabaseClient.GenericExecuteSpec statement) {
-        return statement
-                .map(row -> Map.entry(Objects.requireNonNull(row.get("name", String.class)),
-                        new QueueStats.HeldBack(Objects.requireNonNull(row.get("max_running", Long.class)),
-                                Objects.requireNonNull(row.get("max_running_per_key", Long.class)),
-                                Objects.requireNonNull(row.get("rate", Long.class)))))
-                .all()
-                .collectMap(Map.Entry::getKey, Map.Entry::getValue);
-    }
-
-    private void publish(Reading reading) {
-        publishDepths(reading.depths());
-        publishFlow(reading.heldBack());
+                .collectMap(Map.Entry::getKey, Map.Entry::getValue)
+                .doOnNext(this::publish)
+                .flatMap(published -> db.sql(QueueSql.HELD_BACK).bind("queue", Parameter.empty(String.class))
+                        .map(row -> Map.entry(Objects.requireNonNull(row.get("name", String.class)),
+                                new QueueStats.HeldBack(Objects.requireNonNull(row.get("max_running", Long.class)),
+                                        Objects.requireNonNull(row.get("max_running_per_key", Long.class)),
+                                        Objects.requireNonNull(row.get("rate", Long.class)))))
+                        .all()
+                        .collectMap(Map.Entry::getKey, Map.Entry::getValue)
+                        .doOnNext(this::publishFlow)
+                        .thenReturn(published));
     }
 
     /** Held-back counts of the flow-controlled queues, and the settings of every one as last read. */
@@ -200,7 +139,7 @@ final class QueueDepthMetrics extends PeriodicJob {
         return held.getOrDefault(queue, QueueStats.HeldBack.NONE);
     }
 
-    private void publishDepths(Map<String, Depth> read) {
+    private void publish(Map<String, Depth> read) {
         Map<String, Depth> next = new HashMap<>();
         depths.keySet().forEach(queue -> next.put(queue, Depth.EMPTY));
         next.putAll(read);

@@ -99,65 +99,10 @@ final class QueueSql {
      * the table, with the pages priced as the cached pages they are (a read every few seconds
      * keeps them so): where nearly every row waits, the planner otherwise preferred reading the
      * table, though the index-only count took half the time (0.16 s against 0.32 s per million).
-     * And a transaction left waiting on a replica that stopped answering ends after a minute: it
-     * may hold the turn to read for every replica (see {@link #TAKE_READING_TURN}).
      */
     static final String DEPTH_PLANNING = """
             SELECT set_config('max_parallel_workers_per_gather', '0', true), set_config('jit', 'off', true),
-                   set_config('enable_seqscan', 'off', true), set_config('random_page_cost', '1.1', true),
-                   set_config('idle_in_transaction_session_timeout', '60s', true)
-            """;
-
-    /**
-     * Takes this replica's turn to read the queue gauges for every replica (see V017), if no other
-     * replica holds it now: a transaction-level advisory lock (of the two-key kind, apart from the
-     * enqueue guards' one-key locks). Not a row lock, which would give the transaction an id for
-     * the whole count: every snapshot taken meanwhile would then see it running, and the event
-     * log's horizon and the pruning of claimed tasks' index entries would wait for it.
-     */
-    static final String TAKE_READING_TURN =
-            "SELECT pg_try_advisory_xact_lock(hashtext('tasklane'), hashtext('queue_reading')) AS mine";
-
-    /** The same turn, waited for while another replica holds it. */
-    static final String AWAIT_READING_TURN =
-            "SELECT pg_advisory_xact_lock(hashtext('tasklane'), hashtext('queue_reading'))";
-
-    /**
-     * Whether the shared reading is older than {@code :freshMillis}: asked once the turn is held,
-     * so that its snapshot sees what the previous holder saved.
-     */
-    static final String READING_STALE = """
-            SELECT read_at < now() - :freshMillis * interval '1 millisecond' AS stale FROM queue_reading
-            """;
-
-    /** Saves a reading of {@link #DEPTH} and {@link #HELD_BACK} for every replica, as columns of arrays. */
-    static final String SAVE_READING = """
-            UPDATE queue_reading SET read_at = now(),
-                depths = (SELECT coalesce(jsonb_agg(jsonb_build_object('queue', d.queue, 'queued', d.queued,
-                                                                       'running', d.running,
-                                                                       'oldest_age_seconds', d.oldest_age_seconds)), '[]')
-                          FROM unnest(CAST(:queues AS text[]), CAST(:queued AS int8[]), CAST(:running AS int8[]),
-                                      CAST(:oldestAgeSeconds AS float8[])) AS d(queue, queued, running, oldest_age_seconds)),
-                held_back = (SELECT coalesce(jsonb_agg(jsonb_build_object('name', h.name, 'max_running', h.max_running,
-                                                                          'max_running_per_key', h.max_running_per_key,
-                                                                          'rate', h.rate)), '[]')
-                             FROM unnest(CAST(:heldQueues AS text[]), CAST(:heldMaxRunning AS int8[]),
-                                         CAST(:heldMaxRunningPerKey AS int8[]), CAST(:heldRate AS int8[]))
-                                  AS h(name, max_running, max_running_per_key, rate))
-            """;
-
-    /** The depths of the shared reading, in the columns of {@link #DEPTH}. */
-    static final String SAVED_DEPTHS = """
-            SELECT d.queue, d.queued, d.running, d.oldest_age_seconds
-            FROM queue_reading r CROSS JOIN LATERAL jsonb_to_recordset(r.depths)
-                 AS d(queue text, queued bigint, running bigint, oldest_age_seconds float8)
-            """;
-
-    /** The held-back counts of the shared reading, in the columns of {@link #HELD_BACK}. */
-    static final String SAVED_HELD_BACK = """
-            SELECT h.name, h.max_running, h.max_running_per_key, h.rate
-            FROM queue_reading r CROSS JOIN LATERAL jsonb_to_recordset(r.held_back)
-                 AS h(name text, max_running bigint, max_running_per_key bigint, rate bigint)
+                   set_config('enable_seqscan', 'off', true), set_config('random_page_cost', '1.1', true)
             """;
 
     /** Sets the pause flag of a queue, creating its row. */

@@ -14,13 +14,11 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
-import dev.tasklane.config.TasklaneProperties;
 import dev.tasklane.testsupport.Sql;
 import dev.tasklane.testsupport.TaskFixtures;
 import dev.tasklane.testsupport.Tasks;
 import dev.tasklane.testsupport.TestDatabase;
 import dev.tasklane.testsupport.WorkerIntegrationTest;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.r2dbc.core.DatabaseClient;
@@ -50,10 +48,6 @@ final class MetricsIntegrationTests extends WorkerIntegrationTest {
     private DatabaseClient db;
     @Autowired
     private TransactionalOperator transactions;
-    @Autowired
-    private QueueFlows flows;
-    @Autowired
-    private TasklaneProperties properties;
 
     @Test
     void workShowsUpUnderTheContractsMetricNamesAndLabels() {
@@ -135,79 +129,6 @@ final class MetricsIntegrationTests extends WorkerIntegrationTest {
                 .hasValueSatisfying(age -> assertThat(age).isBetween(120.0, 180.0));
     }
 
-    /**
-     * Behind a large backlog the count takes a database core for a while; every replica counting
-     * every interval multiplied that by the replicas. Another replica here is a second instance
-     * of the gauges on this database, with meters of its own.
-     */
-    @Test
-    void oneReplicaCountsForAllAndTheOthersReportItsReadingUntilItIsHalfAnIntervalOld() {
-        Tasks tasks = new Tasks(api());
-        String queue = TaskFixtures.uniqueQueue("metrics-shared");
-        tasks.enqueue(queue, "{\"type\": \"noop\"}");
-        tasks.enqueue(queue, "{\"type\": \"noop\"}");
-        depth.readNow().block(PATIENCE);
-        tasks.enqueue(queue, "{\"type\": \"noop\"}");
-        SimpleMeterRegistry otherMeters = new SimpleMeterRegistry();
-        QueueDepthMetrics other = new QueueDepthMetrics(db, transactions, flows, otherMeters, properties);
-
-        other.runOnce().block(PATIENCE);
-        assertThat(queued(otherMeters, queue)).as("the reading this replica saved, not a count of its own").isEqualTo(2.0);
-
-        Sql.update("UPDATE queue_reading SET read_at = now() - ? * interval '1 millisecond'",
-                properties.metrics().depthInterval().toMillis() / 2 + 1000);
-        other.runOnce().block(PATIENCE);
-        assertThat(queued(otherMeters, queue)).as("its own count, once the saved one was half an interval old")
-                .isEqualTo(3.0);
-        depth.runOnce().block(PATIENCE);
-        assertThat(value(scrape(), "tasklane_queue_depth", "queue=\"" + queue + "\"", "state=\"queued\""))
-                .as("the other replica's reading, reported here").contains(3.0);
-    }
-
-    @Test
-    void aReplicaDoesNotWaitForAnotherThatIsCountingAndCountsItselfOnceThatOneStops() throws Exception {
-        Tasks tasks = new Tasks(api());
-        String queue = TaskFixtures.uniqueQueue("metrics-takeover");
-        tasks.enqueue(queue, "{\"type\": \"noop\"}");
-        depth.readNow().block(PATIENCE);
-        tasks.enqueue(queue, "{\"type\": \"noop\"}");
-        Sql.update("UPDATE queue_reading SET read_at = '-infinity'");
-        SimpleMeterRegistry otherMeters = new SimpleMeterRegistry();
-        QueueDepthMetrics other = new QueueDepthMetrics(db, transactions, flows, otherMeters, properties);
-        try (Connection counting = TestDatabase.get().connect()) {
-            counting.setAutoCommit(false);
-            try (Statement statement = counting.createStatement()) {
-                statement.execute(QueueSql.AWAIT_READING_TURN); // a replica counting now
-            }
-            other.runOnce().block(Duration.ofSeconds(5));
-            assertThat(queued(otherMeters, queue)).as("the saved reading, at once, while another counts").isEqualTo(1.0);
-            counting.rollback(); // that replica died mid-count: its transaction ends, its turn with it
-        }
-
-        other.runOnce().block(PATIENCE);
-        assertThat(queued(otherMeters, queue)).as("its own count once nobody else counts").isEqualTo(2.0);
-    }
-
-    /**
-     * A transaction id taken before the count would be seen running by every snapshot until the
-     * count ends (seconds behind millions of tasks): the event streams' horizon and the pruning of
-     * claimed tasks' index entries would wait for it. The turn is an advisory lock, which takes none.
-     */
-    @Test
-    void theTurnToCountForEveryReplicaTakesNoTransactionId() {
-        Mono<Optional<String>> idAfterTheTurn = db.sql(QueueSql.TAKE_READING_TURN).then()
-                .then(db.sql(QueueSql.READING_STALE).bind("freshMillis", 0L).then())
-                .then(db.sql("SELECT pg_current_xact_id_if_assigned()::text AS id")
-                        .map(row -> Optional.ofNullable(row.get("id", String.class))).one());
-
-        assertThat(QueueDepthMetrics.withDepthPlanning(db, transactions, idAfterTheTurn).block(PATIENCE))
-                .as("the transaction id of a transaction that took the turn and asked the reading's age").isEmpty();
-    }
-
-    private static double queued(SimpleMeterRegistry meters, String queue) {
-        return meters.get("tasklane.queue.depth").tags("queue", queue, "state", "queued").gauge().value();
-    }
-
     @Test
     void aTransactionLeftOpenHoldsTheLiveStreamBackAndTheHorizonLagShowsIt() throws Exception {
         Tasks tasks = new Tasks(api());
@@ -238,7 +159,7 @@ final class MetricsIntegrationTests extends WorkerIntegrationTest {
                 .bodyValue("{\"workerId\": \"w\", \"max\": 5}").exchange().expectStatus().isOk()
                 .expectBody().jsonPath("$.tasks.length()").isEqualTo(1);
         await().atMost(PATIENCE).untilAsserted(() -> {
-            depth.readNow().block(PATIENCE);
+            depth.runOnce().block(PATIENCE);
             String scrape = scrape();
             String q = "queue=\"" + queue + "\"";
             assertThat(value(scrape, "tasklane_queue_held_back", q, "reason=\"maxRunning\"")).contains(3.0);
@@ -278,7 +199,7 @@ final class MetricsIntegrationTests extends WorkerIntegrationTest {
         store.rescueExpired(500).collectList().block(PATIENCE);
         tasks.awaitState(worked, "succeeded", PATIENCE);
         tasks.awaitState(retried, "failed", PATIENCE);
-        depth.readNow().block(PATIENCE);
+        depth.runOnce().block(PATIENCE);
         Set<String> exported = scrape().lines().filter(line -> !line.startsWith("#") && !line.isBlank())
                 .map(line -> line.split("[{ ]", 2)[0]).collect(Collectors.toSet());
 
@@ -316,10 +237,6 @@ final class MetricsIntegrationTests extends WorkerIntegrationTest {
                 .contains("Seq Scan").doesNotContain("Parallel", "Gather");
         assertThat(QueueDepthMetrics.withDepthPlanning(db, transactions, db.sql("SHOW jit").map(row -> row.get(0, String.class))
                 .one()).block(PATIENCE)).as("JIT compilation in the depth read's transaction").isEqualTo("off");
-        assertThat(QueueDepthMetrics.withDepthPlanning(db, transactions, db.sql("SHOW idle_in_transaction_session_timeout")
-                .map(row -> row.get(0, String.class)).one()).block(PATIENCE))
-                .as("how long the read's transaction, which may hold every replica's turn, may wait on a silent replica")
-                .isEqualTo("1min");
         assertThat(db.sql("SHOW max_parallel_workers_per_gather").map(row -> row.get(0, String.class)).one()
                 .block(PATIENCE)).as("the setting after the read's transaction").isNotEqualTo("0");
     }
@@ -330,7 +247,7 @@ final class MetricsIntegrationTests extends WorkerIntegrationTest {
      */
     private void awaitDepthRead(String queue, String state, double expected) {
         await().atMost(PATIENCE).untilAsserted(() -> {
-            depth.readNow().block(PATIENCE);
+            depth.runOnce().block(PATIENCE);
             assertThat(value(scrape(), "tasklane_queue_depth", "queue=\"" + queue + "\"", "state=\"" + state + "\""))
                     .contains(expected);
         });
