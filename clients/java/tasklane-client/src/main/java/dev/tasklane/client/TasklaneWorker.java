@@ -8,7 +8,9 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
@@ -21,6 +23,7 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Schedulers;
+import reactor.util.retry.Retry;
 
 /**
  * A pull worker: claims tasks of the types it has handlers for from one queue with long polls,
@@ -143,15 +146,12 @@ public final class TasklaneWorker {
         Mono<Optional<Object>> work = traced(task, Mono.defer(() -> handlers.get(task.type()).handle(claimed))
                 .<Optional<Object>>map(Optional::of)
                 .defaultIfEmpty(Optional.empty()));
+        // The handler's error decides the outcome; an error in recording it never does, or a
+        // task whose "complete" was lost on the way would be failed and run again.
         Mono<Task> outcome = work
-                .flatMap(result -> client.complete(task, result.orElse(null)))
-                .onErrorResume(error -> !(error instanceof TasklaneException), error ->
-                        client.fail(task, message(error), !(error instanceof PermanentFailure)))
-                .onErrorResume(error -> {
-                    // 409: the lease was lost (expired and rescued, or the task cancelled).
-                    log.warn("Worker {} could not record the outcome of task {}: {}", workerId, task.id(), error.toString());
-                    return Mono.empty();
-                });
+                .map(result -> (Supplier<Mono<Task>>) () -> client.complete(task, result.orElse(null)))
+                .onErrorResume(error -> Mono.just(() -> client.fail(task, message(error), !(error instanceof PermanentFailure))))
+                .flatMap(record -> recorded(task, record));
         Mono<Void> heartbeats = Flux.interval(heartbeatEvery())
                 .concatMap(beat -> client.heartbeat(task, leaseSeconds).onErrorResume(error -> {
                     log.warn("Heartbeat of task {} failed: {}", task.id(), error.toString());
@@ -162,6 +162,35 @@ public final class TasklaneWorker {
                 .doFinally(signal -> {
                     running.remove(task.id());
                     held.decrementAndGet();
+                });
+    }
+
+    /**
+     * Sends an outcome until the service answers it: again, with backoff, after a network error,
+     * a 502/503/504, or no answer within a heartbeat period (a socket that stopped answering),
+     * for up to one lease period (heartbeats keep the lease meanwhile; after it, the lease expires
+     * and the service runs the task again). A 409 on a later try most likely answers an earlier
+     * try that was carried out but whose answer was lost.
+     */
+    private Mono<Task> recorded(Task task, Supplier<Mono<Task>> record) {
+        AtomicInteger tries = new AtomicInteger();
+        return Mono.defer(() -> {
+                    tries.incrementAndGet();
+                    return record.get().timeout(heartbeatEvery());
+                })
+                .retryWhen(Retry.backoff(Long.MAX_VALUE, Duration.ofMillis(100)).maxBackoff(Duration.ofSeconds(5))
+                        .filter(error -> error instanceof TimeoutException || TasklaneClient.transientFailure(error)))
+                .timeout(Duration.ofSeconds(leaseSeconds))
+                .onErrorResume(error -> {
+                    if (tries.get() > 1 && error instanceof TasklaneException problem && problem.status() == 409) {
+                        log.info("Worker {}: task {} was no longer ours on try {} of its outcome, most likely since an"
+                                + " earlier try was recorded and its answer lost", workerId, task.id(), tries.get());
+                    } else {
+                        // 409: the lease was lost (expired and rescued, or the task cancelled).
+                        log.warn("Worker {} could not record the outcome of task {} in {} tries: {}", workerId, task.id(),
+                                tries.get(), error.toString());
+                    }
+                    return Mono.empty();
                 });
     }
 

@@ -112,7 +112,7 @@ final class TasklaneClientTests {
     void anEnqueueWhoseAnswerIsLostIsRetriedWithTheSameKeyAndMakesOneTask() throws Exception {
         Task task;
         try (LosingProxy proxy = LosingProxy.start(service.port(), 2)) {
-            task = lossy(proxy).enqueue("lossy", NewTask.of("remote")).block(PATIENCE);
+            task = proxy.client().enqueue("lossy", NewTask.of("remote")).block(PATIENCE);
             assertThat(proxy.answersLost()).as("the first two answers never arrived").isEqualTo(2);
         }
         assertThat(client.list(TaskQuery.queue("lossy")).block(PATIENCE).tasks()).extracting(Task::id)
@@ -123,18 +123,13 @@ final class TasklaneClientTests {
     void aBatchWhoseAnswerIsLostIsRetriedWithTheSameKeysAndMakesEachTaskOnce() throws Exception {
         List<Task> batch;
         try (LosingProxy proxy = LosingProxy.start(service.port(), 1)) {
-            batch = lossy(proxy).enqueueBatch("lossy-batch", List.of(NewTask.of("remote"), NewTask.of("remote")))
+            batch = proxy.client().enqueueBatch("lossy-batch", List.of(NewTask.of("remote"), NewTask.of("remote")))
                     .block(PATIENCE);
             assertThat(proxy.answersLost()).isEqualTo(1);
         }
         Set<Long> made = client.list(TaskQuery.queue("lossy-batch")).block(PATIENCE).tasks().stream()
                 .map(Task::id).collect(Collectors.toSet());
         assertThat(made).containsExactlyInAnyOrderElementsOf(batch.stream().map(Task::id).toList());
-    }
-
-    private static TasklaneClient lossy(LosingProxy proxy) {
-        return TasklaneClient.builder("http://127.0.0.1:" + proxy.port()).token(TasklaneService.TOKEN)
-                .retries(5, Duration.ofMillis(50)).build();
     }
 
     @Test

@@ -10,6 +10,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
+import dev.tasklane.client.testing.LosingProxy;
 import dev.tasklane.client.testing.TasklaneService;
 import io.micrometer.observation.contextpropagation.ObservationThreadLocalAccessor;
 import io.micrometer.observation.tck.TestObservationRegistry;
@@ -117,6 +118,91 @@ final class TasklaneWorkerTests {
             assertThat(done.attempt()).as("never rescued and run again").isEqualTo(1);
         } finally {
             worker.stop(Duration.ofSeconds(5)).block(PATIENCE);
+        }
+    }
+
+    @Test
+    void aCompleteThatNeverArrivesIsSentAgainAndTheTaskSucceedsInItsFirstAttempt() throws Exception {
+        try (LosingProxy proxy = LosingProxy.losingRequestsTo(service.port(), "/complete", 1)) {
+            AtomicInteger calls = new AtomicInteger();
+            TasklaneWorker worker = TasklaneWorker.builder(proxy.client(), "pull-lost-complete").workerId("lost-complete")
+                    .handler("once", task -> Mono.fromSupplier(() -> "run " + calls.incrementAndGet()))
+                    .build().start();
+            try {
+                long id = client.enqueue("pull-lost-complete", NewTask.of("once")).block(PATIENCE).id();
+                Task done = awaitTerminal(id);
+                assertThat(proxy.answersLost()).as("the first complete was lost").isEqualTo(1);
+                assertThat(done.state()).isEqualTo("succeeded");
+                assertThat(done.result().asString()).isEqualTo("run 1");
+                assertThat(done.attempt()).as("not recorded as a failure and run again").isEqualTo(1);
+                assertThat(calls.get()).isEqualTo(1);
+            } finally {
+                worker.stop(Duration.ofSeconds(5)).block(PATIENCE);
+            }
+        }
+    }
+
+    @Test
+    void aCompleteWhoseAnswerIsLostIsNotRecordedAgainNorTurnedIntoAFailure() throws Exception {
+        try (LosingProxy proxy = LosingProxy.losingAnswersTo(service.port(), "/complete", 1)) {
+            AtomicInteger calls = new AtomicInteger();
+            TasklaneWorker worker = TasklaneWorker.builder(proxy.client(), "pull-lost-answer").workerId("lost-answer")
+                    .handler("once", task -> Mono.fromSupplier(() -> "run " + calls.incrementAndGet()))
+                    .build().start();
+            try {
+                long id = client.enqueue("pull-lost-answer", NewTask.of("once")).block(PATIENCE).id();
+                Task done = awaitTerminal(id);
+                assertThat(proxy.answersLost()).isEqualTo(1);
+                assertThat(done.state()).isEqualTo("succeeded");
+                assertThat(done.result().asString()).isEqualTo("run 1");
+                assertThat(done.attempt()).isEqualTo(1);
+                assertThat(done.lastError()).isNull();
+                // The worker goes on to the next task.
+                long next = client.enqueue("pull-lost-answer", NewTask.of("once")).block(PATIENCE).id();
+                assertThat(awaitTerminal(next).result().asString()).isEqualTo("run 2");
+            } finally {
+                worker.stop(Duration.ofSeconds(5)).block(PATIENCE);
+            }
+        }
+    }
+
+    @Test
+    void aCompleteThatHangsWithoutAnAnswerIsSentAgainOnAnotherConnection() throws Exception {
+        try (LosingProxy proxy = LosingProxy.silentAfter(service.port(), "/complete", 1)) {
+            TasklaneWorker worker = TasklaneWorker.builder(proxy.client(), "pull-silent").workerId("silent").leaseSeconds(3)
+                    .handler("once", task -> Mono.just("done"))
+                    .build().start();
+            try {
+                long id = client.enqueue("pull-silent", NewTask.of("once")).block(PATIENCE).id();
+                Task done = awaitTerminal(id);
+                assertThat(proxy.answersLost()).isEqualTo(1);
+                assertThat(done.state()).isEqualTo("succeeded");
+                assertThat(done.attempt()).as("recorded before the lease ran out").isEqualTo(1);
+            } finally {
+                worker.stop(Duration.ofSeconds(5)).block(PATIENCE);
+            }
+        }
+    }
+
+    @Test
+    void aFailThatNeverArrivesIsSentAgainRatherThanLeftForTheLeaseToExpire() throws Exception {
+        try (LosingProxy proxy = LosingProxy.losingRequestsTo(service.port(), "/fail", 1)) {
+            TasklaneWorker worker = TasklaneWorker.builder(proxy.client(), "pull-lost-fail").workerId("lost-fail")
+                    .blockingHandler("doomed", task -> {
+                        throw new PermanentFailure("cannot ever work");
+                    })
+                    .build().start();
+            try {
+                long id = client.enqueue("pull-lost-fail", NewTask.of("doomed").withMaxAttempts(5)).block(PATIENCE).id();
+                Task done = await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(100))
+                        .until(() -> client.get(id).block(PATIENCE), Task::isTerminal);
+                assertThat(proxy.answersLost()).isEqualTo(1);
+                assertThat(done.state()).isEqualTo("failed");
+                assertThat(done.attempt()).isEqualTo(1);
+                assertThat(done.lastError()).contains("cannot ever work");
+            } finally {
+                worker.stop(Duration.ofSeconds(5)).block(PATIENCE);
+            }
         }
     }
 

@@ -6,36 +6,81 @@ import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import dev.tasklane.client.TasklaneClient;
+
 /**
- * A TCP proxy to the service that loses the answers on its first {@code losses} connections: it
- * passes the request on, waits until the service begins to answer (so the request was carried
- * out), and then cuts the connection without passing the answer back, as a network does when it
- * fails at the worst moment. Later connections pass through.
+ * A TCP proxy to the service that loses what a network loses when it fails at the worst moment.
+ * {@link #start} loses the answers on its first {@code losses} connections: it passes the
+ * request on, waits until the service begins to answer (so the request was carried out), and
+ * then cuts the connection without passing the answer back. {@link #losingAnswersTo} and
+ * {@link #losingRequestsTo} do the same to the first {@code losses} requests whose request line
+ * contains a given text, or cut the connection before such a request reaches the service.
+ * {@link #silentAfter} stops answering such a request without closing. Everything else passes
+ * through.
  */
 public final class LosingProxy implements AutoCloseable {
+
+    /** What the proxy loses. */
+    private enum Loss { FIRST_CONNECTIONS, ANSWERS_TO, REQUESTS_TO, SILENCE_AFTER }
 
     private final ServerSocket listener;
     private final int target;
     private final int losses;
+    private final Loss loss;
+    private final String requestText;
     private final AtomicInteger connections = new AtomicInteger();
+    private final AtomicInteger matched = new AtomicInteger();
     private final AtomicInteger lost = new AtomicInteger();
 
-    private LosingProxy(ServerSocket listener, int target, int losses) {
-        this.listener = listener;
+    private LosingProxy(int target, int losses, Loss loss, String requestText) throws IOException {
+        this.listener = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
         this.target = target;
         this.losses = losses;
+        this.loss = loss;
+        this.requestText = requestText;
     }
 
     public static LosingProxy start(int target, int losses) throws IOException {
-        LosingProxy proxy = new LosingProxy(new ServerSocket(0, 50, InetAddress.getLoopbackAddress()), target, losses);
+        return started(new LosingProxy(target, losses, Loss.FIRST_CONNECTIONS, ""));
+    }
+
+    /** Loses the answers to the first {@code losses} requests whose request line contains {@code text}. */
+    public static LosingProxy losingAnswersTo(int target, String text, int losses) throws IOException {
+        return started(new LosingProxy(target, losses, Loss.ANSWERS_TO, text));
+    }
+
+    /** Cuts the connection before the first {@code losses} requests whose request line contains {@code text} arrive. */
+    public static LosingProxy losingRequestsTo(int target, String text, int losses) throws IOException {
+        return started(new LosingProxy(target, losses, Loss.REQUESTS_TO, text));
+    }
+
+    /**
+     * Holds the first {@code losses} requests whose request line contains {@code text}, and
+     * everything after them on their connections, without passing anything on or closing: a
+     * peer that stopped answering.
+     */
+    public static LosingProxy silentAfter(int target, String text, int losses) throws IOException {
+        return started(new LosingProxy(target, losses, Loss.SILENCE_AFTER, text));
+    }
+
+    private static LosingProxy started(LosingProxy proxy) {
         daemon(proxy::accept);
         return proxy;
     }
 
     public int port() {
         return listener.getLocalPort();
+    }
+
+    /** A client of the service through this proxy, retrying quickly. */
+    public TasklaneClient client() {
+        return TasklaneClient.builder("http://127.0.0.1:" + port()).token(TasklaneService.TOKEN)
+                .retries(5, Duration.ofMillis(50)).build();
     }
 
     public int answersLost() {
@@ -47,21 +92,56 @@ public final class LosingProxy implements AutoCloseable {
             try {
                 Socket client = listener.accept();
                 Socket upstream = new Socket(InetAddress.getLoopbackAddress(), target);
-                boolean lose = connections.incrementAndGet() <= losses;
-                daemon(() -> pipe(client, upstream, false));
-                daemon(() -> pipe(upstream, client, lose));
+                AtomicBoolean loseAnswer = new AtomicBoolean(
+                        loss == Loss.FIRST_CONNECTIONS && connections.incrementAndGet() <= losses);
+                daemon(() -> requests(client, upstream, loseAnswer));
+                daemon(() -> answers(upstream, client, loseAnswer));
             } catch (IOException closed) {
                 return;
             }
         }
     }
 
-    private void pipe(Socket from, Socket to, boolean loseAnswer) {
+    private void requests(Socket from, Socket to, AtomicBoolean loseAnswer) {
         byte[] buffer = new byte[16384];
         try (from; to; InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
             int read;
             while ((read = in.read(buffer)) >= 0) {
-                if (loseAnswer) {
+                if (loss != Loss.FIRST_CONNECTIONS && requestLineContainsText(buffer, read) && matched.incrementAndGet() <= losses) {
+                    if (loss == Loss.REQUESTS_TO) {
+                        lost.incrementAndGet();
+                        return; // closes both sockets: the request never reaches the service
+                    }
+                    if (loss == Loss.SILENCE_AFTER) {
+                        lost.incrementAndGet();
+                        in.transferTo(OutputStream.nullOutputStream()); // until the client gives up
+                        return;
+                    }
+                    loseAnswer.set(true);
+                }
+                out.write(buffer, 0, read);
+                out.flush();
+            }
+        } catch (IOException ended) {
+            // either side went away
+        }
+    }
+
+    /** Whether the request line that starts this read contains the text looked for. */
+    private boolean requestLineContainsText(byte[] buffer, int length) {
+        int end = 0;
+        while (end < length && buffer[end] != '\n') {
+            end++;
+        }
+        return new String(buffer, 0, end, StandardCharsets.US_ASCII).contains(requestText);
+    }
+
+    private void answers(Socket from, Socket to, AtomicBoolean loseAnswer) {
+        byte[] buffer = new byte[16384];
+        try (from; to; InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
+            int read;
+            while ((read = in.read(buffer)) >= 0) {
+                if (loseAnswer.get()) {
                     lost.incrementAndGet();
                     return; // closes both sockets: the request was served, its answer never arrives
                 }
