@@ -152,8 +152,13 @@ public final class TasklaneWorker {
                 .map(result -> (Supplier<Mono<Task>>) () -> client.complete(task, result.orElse(null)))
                 .onErrorResume(error -> Mono.just(() -> client.fail(task, message(error), !(error instanceof PermanentFailure))))
                 .flatMap(record -> recorded(task, record));
+        // Each beat gives up when the next is due, and the next goes at once: one that hung on
+        // a socket that stopped answering would otherwise hold back every later beat until the
+        // lease ran out. A tick that comes while a beat is still out waits for it (interval
+        // without demand fails, and that error would stop the whole worker).
         Mono<Void> heartbeats = Flux.interval(heartbeatEvery())
-                .concatMap(beat -> client.heartbeat(task, leaseSeconds).onErrorResume(error -> {
+                .onBackpressureLatest()
+                .concatMap(beat -> client.heartbeat(task, leaseSeconds).timeout(heartbeatEvery()).onErrorResume(error -> {
                     log.warn("Heartbeat of task {} failed: {}", task.id(), error.toString());
                     return Mono.empty();
                 }))

@@ -207,6 +207,27 @@ final class TasklaneWorkerTests {
     }
 
     @Test
+    void aHeartbeatThatHangsWithoutAnAnswerDoesNotHoldBackTheNextOnes() throws Exception {
+        try (LosingProxy proxy = LosingProxy.silentAfter(service.port(), "/heartbeat", 1)) {
+            AtomicInteger calls = new AtomicInteger();
+            TasklaneWorker worker = TasklaneWorker.builder(proxy.client(), "pull-silent-beat").workerId("silent-beat")
+                    .leaseSeconds(2)
+                    .handler("long", task -> Mono.delay(Duration.ofSeconds(5)).thenReturn("run " + calls.incrementAndGet()))
+                    .build().start();
+            try {
+                long id = client.enqueue("pull-silent-beat", NewTask.of("long")).block(PATIENCE).id();
+                Task done = awaitTerminal(id);
+                assertThat(proxy.answersLost()).isEqualTo(1);
+                assertThat(done.state()).isEqualTo("succeeded");
+                assertThat(done.attempt()).as("never rescued and run again").isEqualTo(1);
+                assertThat(done.result().asString()).isEqualTo("run 1");
+            } finally {
+                worker.stop(Duration.ofSeconds(5)).block(PATIENCE);
+            }
+        }
+    }
+
+    @Test
     void aStopWaitsForRunningHandlersAndHandsBackThoseThatOutliveTheGrace() {
         CountDownLatch started = new CountDownLatch(2);
         TasklaneWorker worker = TasklaneWorker.builder(client, "pull-stop").workerId("stopping").concurrency(2)
