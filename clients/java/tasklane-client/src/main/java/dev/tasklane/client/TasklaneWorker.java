@@ -39,6 +39,8 @@ public final class TasklaneWorker {
 
     private static final Logger log = LoggerFactory.getLogger(TasklaneWorker.class);
     private static final int MAX_CLAIM = 100;
+    /** How long after its wait a long-poll claim may still answer. */
+    private static final Duration CLAIM_ANSWER_MARGIN = Duration.ofSeconds(5);
 
     private final TasklaneClient client;
     private final String queue;
@@ -130,6 +132,9 @@ public final class TasklaneWorker {
                         return Mono.delay(Duration.ofMillis(20)).thenMany(Flux.empty());
                     }
                     return client.claim(queue, terms.withMax(free))
+                            // a long poll answers by its wait; one that does not is on a socket
+                            // that stopped answering, and would leave the worker idle for ever
+                            .timeout(Duration.ofSeconds(waitSeconds).plus(CLAIM_ANSWER_MARGIN))
                             .doOnNext(tasks -> held.addAndGet(tasks.size()))
                             .flatMapIterable(tasks -> tasks)
                             .onErrorResume(error -> {

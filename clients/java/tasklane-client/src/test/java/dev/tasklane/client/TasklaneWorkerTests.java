@@ -228,6 +228,25 @@ final class TasklaneWorkerTests {
     }
 
     @Test
+    void aClaimThatHangsWithoutAnAnswerIsGivenUpAndTheWorkerClaimsAgain() throws Exception {
+        try (LosingProxy proxy = LosingProxy.silentAfter(service.port(), "/claims", 1)) {
+            TasklaneWorker worker = TasklaneWorker.builder(proxy.client(), "pull-silent-claim").workerId("silent-claim")
+                    .waitSeconds(1)
+                    .handler("once", task -> Mono.just("done"))
+                    .build().start();
+            try {
+                long id = client.enqueue("pull-silent-claim", NewTask.of("once")).block(PATIENCE).id();
+                Task done = awaitTerminal(id);
+                assertThat(proxy.answersLost()).isEqualTo(1);
+                assertThat(done.state()).isEqualTo("succeeded");
+                assertThat(done.attempt()).isEqualTo(1);
+            } finally {
+                worker.stop(Duration.ofSeconds(5)).block(PATIENCE);
+            }
+        }
+    }
+
+    @Test
     void aStopWaitsForRunningHandlersAndHandsBackThoseThatOutliveTheGrace() {
         CountDownLatch started = new CountDownLatch(2);
         TasklaneWorker worker = TasklaneWorker.builder(client, "pull-stop").workerId("stopping").concurrency(2)
