@@ -41,6 +41,8 @@ public final class TasklaneWorker {
     private static final int MAX_CLAIM = 100;
     /** How long after its wait a long-poll claim may still answer. */
     private static final Duration CLAIM_ANSWER_MARGIN = Duration.ofSeconds(5);
+    /** How long a stop waits for the answer to each hand-back. */
+    private static final Duration HAND_BACK_WAIT = Duration.ofSeconds(5);
 
     private final TasklaneClient client;
     private final String queue;
@@ -115,6 +117,9 @@ public final class TasklaneWorker {
         log.info("Worker {} hands back {} running task(s)", workerId, left.size());
         return Flux.fromIterable(left)
                 .flatMap(task -> client.snooze(task, Duration.ZERO)
+                        // a hand-back that gets no answer must not hold the stop for ever: the
+                        // task's lease runs out and the service queues it again
+                        .timeout(HAND_BACK_WAIT)
                         .onErrorResume(error -> {
                             log.warn("Could not hand back task {}: {}", task.id(), error.toString());
                             return Mono.empty();

@@ -277,6 +277,27 @@ final class TasklaneWorkerTests {
     }
 
     @Test
+    void aStopEndsWhenAHandBackGetsNoAnswer() throws Exception {
+        try (LosingProxy proxy = LosingProxy.silentAfter(service.port(), "/snooze", 1)) {
+            CountDownLatch started = new CountDownLatch(1);
+            TasklaneWorker worker = TasklaneWorker.builder(proxy.client(), "pull-silent-stop").workerId("silent-stop")
+                    .handler("endless", task -> {
+                        started.countDown();
+                        return Mono.never();
+                    })
+                    .build().start();
+            client.enqueue("pull-silent-stop", NewTask.of("endless")).block(PATIENCE);
+            await().atMost(PATIENCE).until(() -> started.getCount() == 0);
+
+            long begun = System.nanoTime();
+            worker.stop(Duration.ofSeconds(1)).block(PATIENCE);
+
+            assertThat(Duration.ofNanos(System.nanoTime() - begun)).isLessThan(Duration.ofSeconds(15));
+            assertThat(proxy.answersLost()).isEqualTo(1);
+        }
+    }
+
+    @Test
     void withAnObservationRegistryEachTaskIsHandledInAnObservationThatContinuesItsTrace() {
         String traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
         TestObservationRegistry observations = TestObservationRegistry.create();
