@@ -10,12 +10,18 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDate;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Queue;
@@ -304,6 +310,76 @@ public final class Benchmark {
                 + " transaction start: p50 %.0f, p99 %.0f ms", fromCommit.size(), sizes.tasks(),
                 metric(b, "tasklane_sse_catchups_total") - catchupsBefore,
                 percentile(fromStart, 50) / 1000.0, percentile(fromStart, 99) / 1000.0)));
+        deliverySplit(List.copyOf(deliveries));
+    }
+
+    /**
+     * Where the server keeps commit timestamps ({@code .ci/bench} turns {@code
+     * track_commit_timestamp} on; the shared server has it off, and then this adds nothing),
+     * splits each SSE delivery at two instants of the database's clock, which is this machine's:
+     * the event's own commit, and the moment it could first be delivered in order, once every
+     * event with a lower id had committed. Of the delivery time, the part before that moment is
+     * the ordering rule's (the reader may not hand an event out while a lower id may still
+     * appear); the part after it is the reader's and the stream's.
+     */
+    private void deliverySplit(List<Delivery> deliveries) throws SQLException {
+        if (deliveries.isEmpty()) {
+            return;
+        }
+        Map<Long, long[]> commits = new HashMap<>(); // event id -> {own commit, in order}, epoch µs
+        try (Connection connection = TestDatabase.get().connect()) {
+            try (Statement show = connection.createStatement();
+                 ResultSet setting = show.executeQuery("SHOW track_commit_timestamp")) {
+                setting.next();
+                if (!"on".equals(setting.getString(1))) {
+                    return;
+                }
+            }
+            long low = deliveries.stream().mapToLong(Delivery::eventId).min().orElseThrow();
+            long high = deliveries.stream().mapToLong(Delivery::eventId).max().orElseThrow();
+            try (PreparedStatement read = connection.prepareStatement("""
+                    SELECT id, (extract(epoch FROM committed) * 1000000)::bigint,
+                           (extract(epoch FROM max(committed) OVER (ORDER BY id)) * 1000000)::bigint
+                    FROM (SELECT id, pg_xact_commit_timestamp(xmin) AS committed FROM task_event
+                          WHERE id BETWEEN ? AND ?) e
+                    ORDER BY id""")) {
+                // From well below the first delivered id, so that the running maximum holds
+                // every transaction that could still have been open when that one committed.
+                read.setLong(1, Math.max(0, low - 100_000));
+                read.setLong(2, high);
+                try (ResultSet rows = read.executeQuery()) {
+                    while (rows.next()) {
+                        if (rows.getObject(2) != null) {
+                            commits.put(rows.getLong(1), new long[] {rows.getLong(2), rows.getLong(3)});
+                        }
+                    }
+                }
+            }
+        }
+        List<Long> ownToReceived = new ArrayList<>();
+        List<Long> ownToInOrder = new ArrayList<>();
+        List<Long> inOrderToReceived = new ArrayList<>();
+        for (Delivery delivery : deliveries) {
+            long[] times = commits.get(delivery.eventId());
+            if (times == null) {
+                continue;
+            }
+            long received = delivery.received().getEpochSecond() * 1_000_000 + delivery.received().getNano() / 1000;
+            ownToReceived.add(received - times[0]);
+            ownToInOrder.add(times[1] - times[0]);
+            inOrderToReceived.add(received - times[1]);
+        }
+        List<Long> own = sorted(ownToReceived);
+        List<Long> waiting = sorted(ownToInOrder);
+        List<Long> reader = sorted(inOrderToReceived);
+        figures.add(new Figure("SSE delivery under the burn-down, own commit → received (commit timestamps), p99", "ms",
+                percentile(own, 99) / 1000.0, null, null, String.format(
+                "p50 %.1f ms, %d events; of it, waiting for every lower id to commit: p50 %.1f, p99 %.1f ms",
+                percentile(own, 50) / 1000.0, own.size(), percentile(waiting, 50) / 1000.0,
+                percentile(waiting, 99) / 1000.0)));
+        figures.add(new Figure("SSE delivery under the burn-down, deliverable in order → received, p99", "ms",
+                percentile(reader, 99) / 1000.0, null, null, String.format(
+                "p50 %.1f ms: the event reader on the other replica and its stream", percentile(reader, 50) / 1000.0)));
     }
 
     /**
