@@ -125,20 +125,14 @@ final class TasklaneWorkerTests {
     void aCompleteThatNeverArrivesIsSentAgainAndTheTaskSucceedsInItsFirstAttempt() throws Exception {
         try (LosingProxy proxy = LosingProxy.losingRequestsTo(service.port(), "/complete", 1)) {
             AtomicInteger calls = new AtomicInteger();
-            TasklaneWorker worker = TasklaneWorker.builder(proxy.client(), "pull-lost-complete").workerId("lost-complete")
-                    .handler("once", task -> Mono.fromSupplier(() -> "run " + calls.incrementAndGet()))
-                    .build().start();
-            try {
-                long id = client.enqueue("pull-lost-complete", NewTask.of("once")).block(PATIENCE).id();
-                Task done = awaitTerminal(id);
-                assertThat(proxy.answersLost()).as("the first complete was lost").isEqualTo(1);
-                assertThat(done.state()).isEqualTo("succeeded");
-                assertThat(done.result().asString()).isEqualTo("run 1");
-                assertThat(done.attempt()).as("not recorded as a failure and run again").isEqualTo(1);
-                assertThat(calls.get()).isEqualTo(1);
-            } finally {
-                worker.stop(Duration.ofSeconds(5)).block(PATIENCE);
-            }
+            Task done = runToTheEnd(TasklaneWorker.builder(proxy.client(), "pull-lost-complete").workerId("lost-complete")
+                    .handler("once", task -> Mono.fromSupplier(() -> "run " + calls.incrementAndGet())),
+                    "pull-lost-complete", NewTask.of("once"), PATIENCE);
+            assertThat(proxy.answersLost()).as("the first complete was lost").isEqualTo(1);
+            assertThat(done.state()).isEqualTo("succeeded");
+            assertThat(done.result().asString()).isEqualTo("run 1");
+            assertThat(done.attempt()).as("not recorded as a failure and run again").isEqualTo(1);
+            assertThat(calls.get()).isEqualTo(1);
         }
     }
 
@@ -169,40 +163,25 @@ final class TasklaneWorkerTests {
     @Test
     void aCompleteThatHangsWithoutAnAnswerIsSentAgainOnAnotherConnection() throws Exception {
         try (LosingProxy proxy = LosingProxy.silentAfter(service.port(), "/complete", 1)) {
-            TasklaneWorker worker = TasklaneWorker.builder(proxy.client(), "pull-silent").workerId("silent").leaseSeconds(3)
-                    .handler("once", task -> Mono.just("done"))
-                    .build().start();
-            try {
-                long id = client.enqueue("pull-silent", NewTask.of("once")).block(PATIENCE).id();
-                Task done = awaitTerminal(id);
-                assertThat(proxy.answersLost()).isEqualTo(1);
-                assertThat(done.state()).isEqualTo("succeeded");
-                assertThat(done.attempt()).as("recorded before the lease ran out").isEqualTo(1);
-            } finally {
-                worker.stop(Duration.ofSeconds(5)).block(PATIENCE);
-            }
+            Task done = runToTheEnd(TasklaneWorker.builder(proxy.client(), "pull-silent").workerId("silent").leaseSeconds(3)
+                    .handler("once", task -> Mono.just("done")), "pull-silent", NewTask.of("once"), PATIENCE);
+            assertThat(proxy.answersLost()).isEqualTo(1);
+            assertThat(done.state()).isEqualTo("succeeded");
+            assertThat(done.attempt()).as("recorded before the lease ran out").isEqualTo(1);
         }
     }
 
     @Test
     void aFailThatNeverArrivesIsSentAgainRatherThanLeftForTheLeaseToExpire() throws Exception {
         try (LosingProxy proxy = LosingProxy.losingRequestsTo(service.port(), "/fail", 1)) {
-            TasklaneWorker worker = TasklaneWorker.builder(proxy.client(), "pull-lost-fail").workerId("lost-fail")
+            Task done = runToTheEnd(TasklaneWorker.builder(proxy.client(), "pull-lost-fail").workerId("lost-fail")
                     .blockingHandler("doomed", task -> {
                         throw new PermanentFailure("cannot ever work");
-                    })
-                    .build().start();
-            try {
-                long id = client.enqueue("pull-lost-fail", NewTask.of("doomed").withMaxAttempts(5)).block(PATIENCE).id();
-                Task done = await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(100))
-                        .until(() -> client.get(id).block(PATIENCE), Task::isTerminal);
-                assertThat(proxy.answersLost()).isEqualTo(1);
-                assertThat(done.state()).isEqualTo("failed");
-                assertThat(done.attempt()).isEqualTo(1);
-                assertThat(done.lastError()).contains("cannot ever work");
-            } finally {
-                worker.stop(Duration.ofSeconds(5)).block(PATIENCE);
-            }
+                    }), "pull-lost-fail", NewTask.of("doomed").withMaxAttempts(5), Duration.ofSeconds(10));
+            assertThat(proxy.answersLost()).isEqualTo(1);
+            assertThat(done.state()).isEqualTo("failed");
+            assertThat(done.attempt()).isEqualTo(1);
+            assertThat(done.lastError()).contains("cannot ever work");
         }
     }
 
@@ -210,39 +189,26 @@ final class TasklaneWorkerTests {
     void aHeartbeatThatHangsWithoutAnAnswerDoesNotHoldBackTheNextOnes() throws Exception {
         try (LosingProxy proxy = LosingProxy.silentAfter(service.port(), "/heartbeat", 1)) {
             AtomicInteger calls = new AtomicInteger();
-            TasklaneWorker worker = TasklaneWorker.builder(proxy.client(), "pull-silent-beat").workerId("silent-beat")
+            Task done = runToTheEnd(TasklaneWorker.builder(proxy.client(), "pull-silent-beat").workerId("silent-beat")
                     .leaseSeconds(2)
-                    .handler("long", task -> Mono.delay(Duration.ofSeconds(5)).thenReturn("run " + calls.incrementAndGet()))
-                    .build().start();
-            try {
-                long id = client.enqueue("pull-silent-beat", NewTask.of("long")).block(PATIENCE).id();
-                Task done = awaitTerminal(id);
-                assertThat(proxy.answersLost()).isEqualTo(1);
-                assertThat(done.state()).isEqualTo("succeeded");
-                assertThat(done.attempt()).as("never rescued and run again").isEqualTo(1);
-                assertThat(done.result().asString()).isEqualTo("run 1");
-            } finally {
-                worker.stop(Duration.ofSeconds(5)).block(PATIENCE);
-            }
+                    .handler("long", task -> Mono.delay(Duration.ofSeconds(5)).thenReturn("run " + calls.incrementAndGet())),
+                    "pull-silent-beat", NewTask.of("long"), PATIENCE);
+            assertThat(proxy.answersLost()).isEqualTo(1);
+            assertThat(done.state()).isEqualTo("succeeded");
+            assertThat(done.attempt()).as("never rescued and run again").isEqualTo(1);
+            assertThat(done.result().asString()).isEqualTo("run 1");
         }
     }
 
     @Test
     void aClaimThatHangsWithoutAnAnswerIsGivenUpAndTheWorkerClaimsAgain() throws Exception {
         try (LosingProxy proxy = LosingProxy.silentAfter(service.port(), "/claims", 1)) {
-            TasklaneWorker worker = TasklaneWorker.builder(proxy.client(), "pull-silent-claim").workerId("silent-claim")
+            Task done = runToTheEnd(TasklaneWorker.builder(proxy.client(), "pull-silent-claim").workerId("silent-claim")
                     .waitSeconds(1)
-                    .handler("once", task -> Mono.just("done"))
-                    .build().start();
-            try {
-                long id = client.enqueue("pull-silent-claim", NewTask.of("once")).block(PATIENCE).id();
-                Task done = awaitTerminal(id);
-                assertThat(proxy.answersLost()).isEqualTo(1);
-                assertThat(done.state()).isEqualTo("succeeded");
-                assertThat(done.attempt()).isEqualTo(1);
-            } finally {
-                worker.stop(Duration.ofSeconds(5)).block(PATIENCE);
-            }
+                    .handler("once", task -> Mono.just("done")), "pull-silent-claim", NewTask.of("once"), PATIENCE);
+            assertThat(proxy.answersLost()).isEqualTo(1);
+            assertThat(done.state()).isEqualTo("succeeded");
+            assertThat(done.attempt()).isEqualTo(1);
         }
     }
 
@@ -329,6 +295,18 @@ final class TasklaneWorkerTests {
             assertThat(seenByHandler.get()).as("the handler runs inside the observation").isNotNull();
         } finally {
             worker.stop(Duration.ofSeconds(5)).block(PATIENCE);
+        }
+    }
+
+    /** Starts the worker, enqueues {@code task} on {@code queue}, waits for its end, and stops the worker. */
+    private static Task runToTheEnd(TasklaneWorker.Builder worker, String queue, NewTask task, Duration patience) {
+        TasklaneWorker started = worker.build().start();
+        try {
+            long id = client.enqueue(queue, task).block(PATIENCE).id();
+            return await().atMost(patience).pollInterval(Duration.ofMillis(100))
+                    .until(() -> client.get(id).block(PATIENCE), Task::isTerminal);
+        } finally {
+            started.stop(Duration.ofSeconds(5)).block(PATIENCE);
         }
     }
 
