@@ -40,6 +40,11 @@ import tools.jackson.databind.json.JsonMapper;
  * are not retried: their second attempt would answer differently. Errors the service answers
  * arrive as {@link TasklaneException} with the problem document.
  *
+ * <p>Every call gives up with a {@link TimeoutException} when its answer has not arrived within
+ * the response timeout (a long-poll claim: within its wait and the response timeout), so a
+ * service that stops answering without closing the connection cannot hang a caller; a read or an
+ * enqueue that times out is retried like one that met a network error.
+ *
  * <p>{@link #events} and {@link #taskEvents} reconnect by themselves with {@code Last-Event-ID},
  * so a subscriber sees every event once across service restarts and replicas.
  */
@@ -55,6 +60,7 @@ public final class TasklaneClient {
     private final Duration backoff;
     private final Duration reconnectDelay;
     private final Duration streamIdleTimeout;
+    private final Duration responseTimeout;
 
     private TasklaneClient(Builder builder) {
         this.json = JsonMapper.builder().disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES).build();
@@ -73,6 +79,7 @@ public final class TasklaneClient {
         this.backoff = builder.backoff;
         this.reconnectDelay = builder.reconnectDelay;
         this.streamIdleTimeout = builder.streamIdleTimeout;
+        this.responseTimeout = builder.responseTimeout;
     }
 
     /** A client of the service at {@code baseUrl} (for example {@code http://tasklane:8080}). */
@@ -198,7 +205,9 @@ public final class TasklaneClient {
 
     /** Claims up to {@code max} tasks, waiting up to {@code wait} (at most 30 s) for one. */
     public Mono<List<Task>> claim(String queue, Claim claim) {
-        return post("/queues/{queue}/claims", claim, TaskList.class, queue).map(TaskList::tasks);
+        Duration wait = Duration.ofSeconds(claim.waitSeconds() == null ? 0 : Math.max(0, claim.waitSeconds()));
+        return call(http.post().uri("/queues/{queue}/claims", queue).contentType(MediaType.APPLICATION_JSON).bodyValue(claim),
+                TaskList.class, responseTimeout.plus(wait)).map(TaskList::tasks);
     }
 
     /** A claim's terms; null fields take the service's defaults. */
@@ -308,7 +317,7 @@ public final class TasklaneClient {
                         }
                     })
                     .retryWhen(Retry.backoff(Long.MAX_VALUE, reconnectDelay).maxBackoff(Duration.ofSeconds(10))
-                            .transientErrors(true).filter(TasklaneClient::streamInterrupted))
+                            .transientErrors(true).filter(TasklaneClient::transientFailure))
                     .repeatWhen(ends -> ends.takeWhile(end -> !finished.get()).delayElements(reconnectDelay));
         });
     }
@@ -378,9 +387,14 @@ public final class TasklaneClient {
     }
 
     private <T> Mono<T> call(WebClient.RequestHeadersSpec<?> request, Class<T> type) {
+        return call(request, type, responseTimeout);
+    }
+
+    private <T> Mono<T> call(WebClient.RequestHeadersSpec<?> request, Class<T> type, Duration timeout) {
         return request.exchangeToMono(response -> response.statusCode().isError()
-                ? problem(response).flatMap(Mono::error)
-                : response.bodyToMono(type));
+                        ? problem(response).flatMap(Mono::error)
+                        : response.bodyToMono(type))
+                .timeout(timeout);
     }
 
     private Mono<TasklaneException> problem(ClientResponse response) {
@@ -402,19 +416,17 @@ public final class TasklaneClient {
                 .filter(TasklaneClient::transientFailure));
     }
 
-    /** Worth another try: the request may not have arrived, or a replica was going away. */
+    /**
+     * Worth another try: the request may not have arrived, or its answer did not (a network
+     * error, no answer in time), or a replica was going away.
+     */
     static boolean transientFailure(Throwable error) {
         if (error instanceof TasklaneException problem) {
             int status = problem.status();
             return status == 502 || status == 503 || status == 504;
         }
         return error instanceof WebClientRequestException || error instanceof IOException
-                || error.getCause() instanceof IOException;
-    }
-
-    /** An event stream ended in a way that reconnecting may mend. */
-    static boolean streamInterrupted(Throwable error) {
-        return error instanceof TimeoutException || transientFailure(error);
+                || error instanceof TimeoutException || error.getCause() instanceof IOException;
     }
 
     /** How the client is made. */
@@ -427,6 +439,7 @@ public final class TasklaneClient {
         private Duration backoff = Duration.ofMillis(200);
         private Duration reconnectDelay = Duration.ofMillis(250);
         private Duration streamIdleTimeout = Duration.ofSeconds(45);
+        private Duration responseTimeout = Duration.ofSeconds(30);
 
         private Builder(String baseUrl) {
             this.baseUrl = baseUrl;
@@ -463,6 +476,19 @@ public final class TasklaneClient {
          */
         public Builder streamIdleTimeout(Duration value) {
             this.streamIdleTimeout = value;
+            return this;
+        }
+
+        /**
+         * How long a call waits for its answer before it fails with a {@link TimeoutException}
+         * (30 s; a long-poll claim waits its {@code waitSeconds} more). Reads and enqueues that
+         * time out are retried; other calls are not, since their request may have arrived.
+         */
+        public Builder responseTimeout(Duration value) {
+            if (value.isNegative() || value.isZero()) {
+                throw new IllegalArgumentException("responseTimeout must be positive: " + value);
+            }
+            this.responseTimeout = value;
             return this;
         }
 

@@ -8,7 +8,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
@@ -194,7 +193,7 @@ public final class TasklaneWorker {
                     return record.get().timeout(heartbeatEvery());
                 })
                 .retryWhen(Retry.backoff(Long.MAX_VALUE, Duration.ofMillis(100)).maxBackoff(Duration.ofSeconds(5))
-                        .filter(error -> error instanceof TimeoutException || TasklaneClient.transientFailure(error)))
+                        .filter(TasklaneClient::transientFailure))
                 .timeout(Duration.ofSeconds(leaseSeconds))
                 .onErrorResume(error -> {
                     if (tries.get() > 1 && error instanceof TasklaneException problem && problem.status() == 409) {

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.TimeoutException;
 import java.util.stream.Collectors;
 
 import dev.tasklane.client.testing.LosingProxy;
@@ -11,6 +12,7 @@ import dev.tasklane.client.testing.TasklaneService;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -130,6 +132,44 @@ final class TasklaneClientTests {
         Set<Long> made = client.list(TaskQuery.queue("lossy-batch")).block(PATIENCE).tasks().stream()
                 .map(Task::id).collect(Collectors.toSet());
         assertThat(made).containsExactlyInAnyOrderElementsOf(batch.stream().map(Task::id).toList());
+    }
+
+    @Test
+    void anEnqueueThatGetsNoAnswerIsSentAgainAfterTheResponseTimeoutAndMakesOneTask() throws Exception {
+        Task task;
+        try (LosingProxy proxy = LosingProxy.silentAfter(service.port(), "/queues/silent/tasks", 1)) {
+            task = proxy.clientBuilder().responseTimeout(Duration.ofMillis(500)).build()
+                    .enqueue("silent", NewTask.of("remote")).block(PATIENCE);
+            assertThat(proxy.answersLost()).as("the first try met a service that stopped answering").isEqualTo(1);
+        }
+        assertThat(client.list(TaskQuery.queue("silent")).block(PATIENCE).tasks()).extracting(Task::id)
+                .containsExactly(task.id());
+    }
+
+    @Test
+    void aCallThatIsNotRetriedFailsWithATimeoutInsteadOfHangingOnASilentService() throws Exception {
+        Task task = client.enqueue("silent-cancel", NewTask.of("remote").withDelaySeconds(3600)).block(PATIENCE);
+        try (LosingProxy proxy = LosingProxy.silentAfter(service.port(), "/cancel", 1)) {
+            TasklaneClient impatient = proxy.clientBuilder().responseTimeout(Duration.ofMillis(500)).build();
+            // A hang would instead end in block()'s own timeout, an IllegalStateException.
+            String outcome = impatient.cancel(task.id()).map(Task::state)
+                    .onErrorResume(TimeoutException.class, timedOut -> Mono.just("timed out"))
+                    .block(PATIENCE);
+            assertThat(outcome).isEqualTo("timed out");
+            assertThat(proxy.answersLost()).isEqualTo(1);
+        }
+        assertThat(client.get(task.id()).block(PATIENCE).state()).as("the cancel never arrived").isEqualTo("queued");
+    }
+
+    @Test
+    void aLongPollClaimMayWaitItsWholeWaitBeyondTheResponseTimeout() {
+        TasklaneClient impatient = TasklaneClient.builder(service.baseUrl()).token(TasklaneService.TOKEN)
+                .responseTimeout(Duration.ofMillis(500)).build();
+        long start = System.nanoTime();
+        List<Task> claimed = impatient.claim("long-poll-empty", TasklaneClient.Claim.by("patient").withWaitSeconds(2))
+                .block(PATIENCE);
+        assertThat(claimed).isEmpty();
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(Duration.ofMillis(1900));
     }
 
     @Test

@@ -79,8 +79,13 @@ public final class LosingProxy implements AutoCloseable {
 
     /** A client of the service through this proxy, retrying quickly. */
     public TasklaneClient client() {
+        return clientBuilder().build();
+    }
+
+    /** The builder of {@link #client()}, for a test to set more. */
+    public TasklaneClient.Builder clientBuilder() {
         return TasklaneClient.builder("http://127.0.0.1:" + port()).token(TasklaneService.TOKEN)
-                .retries(5, Duration.ofMillis(50)).build();
+                .retries(5, Duration.ofMillis(50));
     }
 
     public int answersLost() {

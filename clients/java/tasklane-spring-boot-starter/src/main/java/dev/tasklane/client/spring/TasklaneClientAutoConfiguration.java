@@ -27,7 +27,8 @@ public class TasklaneClientAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean
     TasklaneClient tasklaneClient(TasklaneClientProperties properties, ObjectProvider<WebClient.Builder> webClient) {
-        TasklaneClient.Builder builder = TasklaneClient.builder(properties.url()).token(properties.token());
+        TasklaneClient.Builder builder = TasklaneClient.builder(properties.url()).token(properties.token())
+                .responseTimeout(properties.responseTimeout());
         webClient.ifAvailable(builder::webClient);
         return builder.build();
     }

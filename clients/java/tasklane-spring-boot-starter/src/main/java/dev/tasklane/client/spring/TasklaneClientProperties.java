@@ -10,10 +10,12 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  *
  * @param url the service's base URL, such as {@code http://tasklane:8080}
  * @param token the API token (scope {@code enqueue}, {@code read}, and {@code work} for a worker)
+ * @param responseTimeout how long a call waits for its answer (a long-poll claim: its wait more)
  * @param worker the pull worker
  */
 @ConfigurationProperties("tasklane.client")
-public record TasklaneClientProperties(String url, String token, @DefaultValue Worker worker) {
+public record TasklaneClientProperties(String url, String token, @DefaultValue("30s") Duration responseTimeout,
+                                       @DefaultValue Worker worker) {
 
     /**
      * @param queue the queue the handler beans' tasks are claimed from; no worker when unset
