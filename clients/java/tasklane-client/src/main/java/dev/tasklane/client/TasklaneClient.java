@@ -337,12 +337,14 @@ public final class TasklaneClient {
                     if (response.statusCode().isError()) {
                         return problem(response).flatMapMany(Flux::error);
                     }
-                    // The service comments on an idle stream every 15 s: a connection that stays
-                    // silent longer has died without closing (a proxy, a NAT, a frozen replica).
-                    return response.bodyToFlux(SSE).timeout(streamIdleTimeout)
-                            .filter(frame -> frame.event() != null || frame.data() != null)
-                            .map(this::event);
-                });
+                    return response.bodyToFlux(SSE);
+                })
+                // The service answers at once and comments on an idle stream every 15 s: a connection
+                // silent for longer, headers included, has died without closing (a proxy, a NAT, a
+                // frozen replica).
+                .timeout(streamIdleTimeout)
+                .filter(frame -> frame.event() != null || frame.data() != null)
+                .map(this::event);
     }
 
     private TaskEvent event(ServerSentEvent<String> frame) {

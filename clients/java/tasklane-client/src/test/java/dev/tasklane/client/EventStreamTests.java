@@ -12,6 +12,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 
 import com.sun.net.httpserver.HttpServer;
@@ -106,6 +107,26 @@ final class EventStreamTests {
     }
 
     @Test
+    void aConnectionThatNeverAnswersIsGivenUpAndTheStreamConnectsAgain() throws Exception {
+        List<String> lastEventIds = new CopyOnWriteArrayList<>();
+        CountDownLatch released = new CountDownLatch(1);
+        HttpServer server = eventServer(lastEventIds, connection -> {
+            if (connection == 1) {
+                released.await(); // not even the headers: the request hangs, the connection left open
+            }
+        }, (lastEventId, out) -> write(out, "id: 7\nevent: queued\ndata: {\"eventId\":7,\"taskId\":1}\n\n"));
+        try {
+            List<TaskEvent> events = client(server).events(null, List.of(), null).take(1).collectList().block(PATIENCE);
+
+            assertThat(events).extracting(TaskEvent::id).containsExactly(7L);
+            assertThat(lastEventIds).hasSizeGreaterThanOrEqualTo(2);
+        } finally {
+            released.countDown();
+            server.stop(0);
+        }
+    }
+
+    @Test
     void aStreamKeptAliveByCommentsIsNotReconnected() throws Exception {
         List<String> lastEventIds = new CopyOnWriteArrayList<>();
         CountDownLatch released = new CountDownLatch(1);
@@ -129,6 +150,12 @@ final class EventStreamTests {
         }
     }
 
+    /** What a stand-in for the service does before it answers a connection, given the connection's number. */
+    @FunctionalInterface
+    private interface BeforeHeaders {
+        void await(int connection) throws InterruptedException;
+    }
+
     /** What a stand-in for the service writes on one connection, given its Last-Event-ID. */
     @FunctionalInterface
     private interface StreamBody {
@@ -137,15 +164,25 @@ final class EventStreamTests {
 
     /** A stand-in for the service's event stream; records each connection's Last-Event-ID ("null" for none). */
     private static HttpServer eventServer(List<String> lastEventIds, StreamBody body) throws IOException {
+        return eventServer(lastEventIds, connection -> { }, body);
+    }
+
+    /** The same, calling {@code beforeHeaders} with each connection's number (from 1) before it answers. */
+    private static HttpServer eventServer(List<String> lastEventIds, BeforeHeaders beforeHeaders, StreamBody body)
+            throws IOException {
         HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
         server.setExecutor(Executors.newCachedThreadPool());
+        AtomicInteger connections = new AtomicInteger();
         server.createContext("/api/v1/events", exchange -> {
             String lastEventId = exchange.getRequestHeaders().getFirst("Last-Event-ID");
             lastEventIds.add(String.valueOf(lastEventId));
-            exchange.getResponseHeaders().set("Content-Type", "text/event-stream");
-            exchange.sendResponseHeaders(200, 0);
-            try (OutputStream out = exchange.getResponseBody()) {
-                body.write(lastEventId, out);
+            try {
+                beforeHeaders.await(connections.incrementAndGet());
+                exchange.getResponseHeaders().set("Content-Type", "text/event-stream");
+                exchange.sendResponseHeaders(200, 0);
+                try (OutputStream out = exchange.getResponseBody()) {
+                    body.write(lastEventId, out);
+                }
             } catch (IOException | InterruptedException gone) {
                 // the client went away, or the test ended
             }
