@@ -206,8 +206,7 @@ public final class TasklaneClient {
     /** Claims up to {@code max} tasks, waiting up to {@code wait} (at most 30 s) for one. */
     public Mono<List<Task>> claim(String queue, Claim claim) {
         Duration wait = Duration.ofSeconds(claim.waitSeconds() == null ? 0 : Math.max(0, claim.waitSeconds()));
-        return call(http.post().uri("/queues/{queue}/claims", queue).contentType(MediaType.APPLICATION_JSON).bodyValue(claim),
-                TaskList.class, responseTimeout.plus(wait)).map(TaskList::tasks);
+        return post("/queues/{queue}/claims", claim, TaskList.class, responseTimeout.plus(wait), queue).map(TaskList::tasks);
     }
 
     /** A claim's terms; null fields take the service's defaults. */
@@ -385,7 +384,11 @@ public final class TasklaneClient {
     }
 
     private <T> Mono<T> post(String path, Object body, Class<T> type, Object... variables) {
-        return call(http.post().uri(path, variables).contentType(MediaType.APPLICATION_JSON).bodyValue(body), type);
+        return post(path, body, type, responseTimeout, variables);
+    }
+
+    private <T> Mono<T> post(String path, Object body, Class<T> type, Duration timeout, Object... variables) {
+        return call(http.post().uri(path, variables).contentType(MediaType.APPLICATION_JSON).bodyValue(body), type, timeout);
     }
 
     private <T> Mono<T> call(WebClient.RequestHeadersSpec<?> request, Class<T> type) {
