@@ -413,6 +413,15 @@ public class TaskStore {
                                                                     FlowLimits limits, @Nullable String lastKey,
                                                                     boolean underLock) {
         String[] types = claim.types().toArray(String[]::new);
+        if (!underLock) {
+            return (types.length == 0 ? db.sql(TaskSql.CLAIM_ANY_TYPE_UNLOCKED)
+                    : db.sql(TaskSql.CLAIM_OF_TYPES_UNLOCKED).bind("types", types))
+                    .bind("queue", claim.queue())
+                    .bind("limit", claim.limit())
+                    .bind("workerId", claim.workerId())
+                    .bind("leaseId", leaseId)
+                    .bind("leaseMs", claim.lease().toMillis());
+        }
         DatabaseClient.GenericExecuteSpec statement;
         if (limits.byKey()) {
             statement = bindRate(db.sql(TaskSql.CLAIM_BY_KEY), "ratePerKey", limits.ratePerKey())

@@ -92,9 +92,8 @@ final class ClaimRaceIntegrationTests {
     }
 
     private static List<Long> claim(Connection connection, String queue, String worker, int limit) {
-        try (PreparedStatement statement = JdbcStatement.of(TaskSql.CLAIM_ANY_TYPE).prepare(connection,
-                JdbcStatement.claimWithoutFlowControl(Map.of("queue", queue, "limit", limit, "workerId", worker,
-                        "leaseId", UUID.randomUUID(), "leaseMs", 30_000L)))) {
+        try (PreparedStatement statement = JdbcStatement.of(TaskSql.CLAIM_ANY_TYPE_UNLOCKED).prepare(connection,
+                Map.of("queue", queue, "limit", limit, "workerId", worker, "leaseId", UUID.randomUUID(), "leaseMs", 30_000L))) {
             return ids(statement.executeQuery());
         } catch (SQLException e) {
             throw new IllegalStateException(e);
