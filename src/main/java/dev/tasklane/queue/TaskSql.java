@@ -226,79 +226,26 @@ final class TaskSql {
     /**
      * Claims up to :limit due tasks of a queue that is not paused, in claim order (priority, then
      * run_at, then id), for one worker under the lease :leaseId; returns them. It reads only due
-     * rows, however many wait in the future: the CTE {@code priorities} walks the claim index from
-     * one distinct priority to the next (a seek each), and for each the lateral scan reads rows
-     * with run_at up to now only, as an index bound, locking them as it goes and stopping after
-     * :limit (a materialized CTE runs once and never locks more). Locks: the claimed rows; skips
-     * rows locked by anyone else. The lease never outlasts the attempt's timeout. Returns the
-     * tasks in claim order (an UPDATE's RETURNING keeps no order of its own).
+     * rows, however many wait in the future: it walks the claim index from one distinct priority
+     * to the next (a seek each), and for each reads rows with run_at up to now only, as an index
+     * bound, locking them as it goes and stopping after :limit. Locks: the claimed rows; skips rows
+     * locked by anyone else. The lease never outlasts the attempt's timeout. Returns the tasks in
+     * claim order.
      *
      * <p>Flow control: a queue that has it is refused unless :underLock says the claim holds the
      * queue's row lock ({@link QueueSql#LOCK_FOR_CLAIM}) in an earlier statement of its
-     * transaction, where {@link #CLAIM_BUDGET} also cut :limit to what the limits leave; then
-     * {@code starts} records what this claim started, for the rate (:rateCount not null). :limit
-     * stays a plain parameter so that the planner knows the batch is small (estimated from a
-     * subquery, it took a tenth of the queue and joined the update to the whole primary key).
-     * Times are the statement's start, not the transaction's: under the lock, they rise in the
-     * order the claims ran, so startedAt shows the rate as the limit counted it.
+     * transaction, where {@link #CLAIM_BUDGET} also cut :limit to what the limits leave; then the
+     * claim records what it started, for the rate (:rateCount not null). Times are the statement's
+     * start, not the transaction's: under the lock, they rise in the order the claims ran, so
+     * startedAt shows the rate as the limit counted it.
+     *
+     * <p>The claim runs in a function of migration V018 whose statement keeps one generic plan per
+     * session and is never JIT-compiled: sent as a prepared statement, PostgreSQL planned it anew
+     * for every claim, 0.5-0.9 ms of planning for an idle queue's claim that then ran in 0.1-0.2 ms.
      */
     static final String CLAIM_ANY_TYPE = """
-            WITH RECURSIVE priorities AS (
-                (SELECT priority FROM task
-                 WHERE queue = :queue AND state = 'queued'
-                   AND NOT EXISTS (SELECT 1 FROM queue q
-                               WHERE q.name = :queue AND (q.paused OR (q.flow_controlled AND NOT :underLock)))
-                 ORDER BY priority DESC LIMIT 1)
-                UNION ALL
-                SELECT (SELECT t.priority FROM task t
-                        WHERE t.queue = :queue AND t.state = 'queued' AND t.priority < p.priority
-                        ORDER BY t.priority DESC LIMIT 1)
-                FROM priorities p WHERE p.priority IS NOT NULL
-            ),
-            next AS MATERIALIZED (
-                SELECT due.id FROM priorities p CROSS JOIN LATERAL (
-                    SELECT t.id FROM task t
-                    WHERE t.queue = :queue AND t.state = 'queued' AND t.priority = p.priority AND t.run_at <= now()
-                    ORDER BY t.run_at, t.id
-                    LIMIT :limit
-                    FOR UPDATE SKIP LOCKED
-                ) due
-                WHERE p.priority IS NOT NULL
-                LIMIT :limit
-            ),
-            changed AS (
-                UPDATE task t
-                SET state = 'running', worker_id = :workerId, lease_id = :leaseId, attempt = t.attempt + 1,
-                    started_at = statement_timestamp(),
-                    timeout_at = statement_timestamp() + t.timeout_seconds * interval '1 second',
-                    lease_expires_at = least(statement_timestamp() + :leaseMs * interval '1 millisecond',
-                                             statement_timestamp() + t.timeout_seconds * interval '1 second'),
-                    progress_percent = NULL, progress_message = NULL
-                FROM next
-                WHERE t.id = next.id
-                RETURNING t.*
-            ),
-            events AS (
-                INSERT INTO task_event (task_id, concurrency_key, schedule, scheduled_for, queue, task_type, name, state, attempt, detail)
-                SELECT id, nullif(concurrency_key, ''), schedule, scheduled_for, queue, type, 'running', 'running', attempt, jsonb_build_object('workerId', worker_id)
-                FROM changed
-                ORDER BY id
-            ),
-            starts AS (
-                INSERT INTO queue_claim_start (queue, concurrency_key, started_at, tasks)
-                SELECT :queue, '', statement_timestamp(), count(*) FROM changed
-                HAVING count(*) > 0 AND CAST(:rateCount AS integer) IS NOT NULL
-            ),
-            expired_starts AS (
-                DELETE FROM queue_claim_start
-                WHERE CAST(:rateCount AS integer) IS NOT NULL AND queue = :queue
-                  AND started_at <= statement_timestamp() - :ratePeriodMs * interval '1 millisecond'
-            ),
-            notified AS (
-                SELECT pg_notify('tasklane_events', '') FROM (SELECT 1 FROM changed LIMIT 1) AS any_row
-            )
-            SELECT changed.* FROM changed LEFT JOIN notified ON true
-            ORDER BY changed.priority DESC, changed.run_at, changed.id
+            SELECT * FROM tasklane_claim_any_type(:queue, :limit, :workerId, :leaseId, :leaseMs, :underLock,
+                                                  CAST(:rateCount AS integer), CAST(:ratePeriodMs AS bigint))
             """;
 
     /**
@@ -312,83 +259,8 @@ final class TaskSql {
      * the merge then leaves out; they stay queued, and claimers running at that instant skip them.
      */
     static final String CLAIM_OF_TYPES = """
-            WITH RECURSIVE priorities AS (
-                (SELECT priority FROM task
-                 WHERE queue = :queue AND state = 'queued'
-                   AND NOT EXISTS (SELECT 1 FROM queue q
-                               WHERE q.name = :queue AND (q.paused OR (q.flow_controlled AND NOT :underLock)))
-                 ORDER BY priority DESC LIMIT 1)
-                UNION ALL
-                SELECT (SELECT t.priority FROM task t
-                        WHERE t.queue = :queue AND t.state = 'queued' AND t.priority < p.priority
-                        ORDER BY t.priority DESC LIMIT 1)
-                FROM priorities p WHERE p.priority IS NOT NULL
-            ),
-            next AS MATERIALIZED (
-                SELECT level.id FROM priorities p CROSS JOIN LATERAL (
-                    SELECT due.id FROM unnest(:types::text[]) AS wanted(type) CROSS JOIN LATERAL (
-                        SELECT t.id, t.run_at FROM task t
-                        WHERE t.queue = :queue AND t.type = wanted.type AND t.state BETWEEN 'queued' AND 'queued'
-                          AND t.priority = p.priority AND t.run_at <= now()
-                        ORDER BY t.run_at, t.id
-                        LIMIT :limit
-                        FOR UPDATE SKIP LOCKED
-                    ) due
-                    ORDER BY due.run_at, due.id
-                    LIMIT :limit
-                ) level
-                WHERE p.priority IS NOT NULL
-                LIMIT :limit
-            ),
-            changed AS (
-                UPDATE task t
-                SET state = 'running', worker_id = :workerId, lease_id = :leaseId, attempt = t.attempt + 1,
-                    started_at = statement_timestamp(),
-                    timeout_at = statement_timestamp() + t.timeout_seconds * interval '1 second',
-                    lease_expires_at = least(statement_timestamp() + :leaseMs * interval '1 millisecond',
-                                             statement_timestamp() + t.timeout_seconds * interval '1 second'),
-                    progress_percent = NULL, progress_message = NULL
-                FROM next
-                WHERE t.id = next.id
-                RETURNING t.*
-            ),
-            events AS (
-                INSERT INTO task_event (task_id, concurrency_key, schedule, scheduled_for, queue, task_type, name, state, attempt, detail)
-                SELECT id, nullif(concurrency_key, ''), schedule, scheduled_for, queue, type, 'running', 'running', attempt, jsonb_build_object('workerId', worker_id)
-                FROM changed
-                ORDER BY id
-            ),
-            starts AS (
-                INSERT INTO queue_claim_start (queue, concurrency_key, started_at, tasks)
-                SELECT :queue, '', statement_timestamp(), count(*) FROM changed
-                HAVING count(*) > 0 AND CAST(:rateCount AS integer) IS NOT NULL
-            ),
-            expired_starts AS (
-                DELETE FROM queue_claim_start
-                WHERE CAST(:rateCount AS integer) IS NOT NULL AND queue = :queue
-                  AND started_at <= statement_timestamp() - :ratePeriodMs * interval '1 millisecond'
-            ),
-            notified AS (
-                SELECT pg_notify('tasklane_events', '') FROM (SELECT 1 FROM changed LIMIT 1) AS any_row
-            )
-            SELECT changed.* FROM changed LEFT JOIN notified ON true
-            ORDER BY changed.priority DESC, changed.run_at, changed.id
-            """;
-
-    /**
-     * {@link #CLAIM_OF_TYPES} and {@link #CLAIM_ANY_TYPE} on a queue without flow control (refused,
-     * like the statements, where the queue is paused or has flow control), through the functions
-     * of migration V017: their statements keep one generic plan per session, where these were
-     * planned anew for every claim, 0.5-0.9 ms of planning for an idle queue's claim that then ran
-     * in 0.1-0.2 ms.
-     */
-    static final String CLAIM_OF_TYPES_UNLOCKED = """
-            SELECT * FROM tasklane_claim_of_types(:queue, :types::text[], :limit, :workerId, :leaseId, :leaseMs)
-            """;
-
-    /** See {@link #CLAIM_OF_TYPES_UNLOCKED}. */
-    static final String CLAIM_ANY_TYPE_UNLOCKED = """
-            SELECT * FROM tasklane_claim_any_type(:queue, :limit, :workerId, :leaseId, :leaseMs)
+            SELECT * FROM tasklane_claim_of_types(:queue, :types::text[], :limit, :workerId, :leaseId, :leaseMs,
+                                                  :underLock, CAST(:rateCount AS integer), CAST(:ratePeriodMs AS bigint))
             """;
 
     /**

@@ -413,15 +413,6 @@ public class TaskStore {
                                                                     FlowLimits limits, @Nullable String lastKey,
                                                                     boolean underLock) {
         String[] types = claim.types().toArray(String[]::new);
-        if (!underLock) {
-            return (types.length == 0 ? db.sql(TaskSql.CLAIM_ANY_TYPE_UNLOCKED)
-                    : db.sql(TaskSql.CLAIM_OF_TYPES_UNLOCKED).bind("types", types))
-                    .bind("queue", claim.queue())
-                    .bind("limit", claim.limit())
-                    .bind("workerId", claim.workerId())
-                    .bind("leaseId", leaseId)
-                    .bind("leaseMs", claim.lease().toMillis());
-        }
         DatabaseClient.GenericExecuteSpec statement;
         if (limits.byKey()) {
             statement = bindRate(db.sql(TaskSql.CLAIM_BY_KEY), "ratePerKey", limits.ratePerKey())
@@ -430,9 +421,9 @@ public class TaskStore {
                     .bind("roundRobin", limits.fairness() == FlowLimits.Fairness.ROUND_ROBIN)
                     .bind("lastKey", Parameter.fromOrEmpty(lastKey, String.class));
         } else {
-            statement = types.length == 0 ? db.sql(TaskSql.CLAIM_ANY_TYPE)
-                    : db.sql(TaskSql.CLAIM_OF_TYPES).bind("types", types);
-            statement = statement.bind("underLock", underLock);
+            statement = (types.length == 0 ? db.sql(TaskSql.CLAIM_ANY_TYPE)
+                    : db.sql(TaskSql.CLAIM_OF_TYPES).bind("types", types))
+                    .bind("underLock", underLock);
         }
         return bindRate(statement, "rate", limits.rate())
                 .bind("queue", claim.queue())

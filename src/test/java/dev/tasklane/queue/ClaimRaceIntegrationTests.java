@@ -91,9 +91,30 @@ final class ClaimRaceIntegrationTests {
         assertThat(all).hasSize(500).doesNotHaveDuplicates();
     }
 
+    /**
+     * During a rolling update, replicas of the previous version claim through the claim functions'
+     * signatures of migration V017, beside replicas of this one.
+     */
+    @Test
+    void claimsThroughThePreviousVersionsSignaturesStillTakeTasksOnce() throws SQLException {
+        String queue = TaskFixtures.uniqueQueue("old-signatures");
+        insertQueued(queue, 3);
+        try (Connection connection = TestDatabase.get().connect()) {
+            List<Long> anyType = run(connection, "SELECT * FROM tasklane_claim_any_type(?, 2, 'old', ?, 30000)",
+                    queue, UUID.randomUUID());
+            List<Long> ofTypes = run(connection, "SELECT * FROM tasklane_claim_of_types(?, ARRAY['noop'], 2, 'old', ?,"
+                    + " 30000)", queue, UUID.randomUUID());
+            assertThat(anyType).hasSize(2);
+            assertThat(ofTypes).hasSize(1).doesNotContainAnyElementsOf(anyType);
+        }
+        assertThat(Sql.column("SELECT count(*) FROM task_event e JOIN task t ON t.id = e.task_id"
+                + " WHERE t.queue = ? AND e.name = 'running'", queue)).containsExactly("3");
+    }
+
     private static List<Long> claim(Connection connection, String queue, String worker, int limit) {
-        try (PreparedStatement statement = JdbcStatement.of(TaskSql.CLAIM_ANY_TYPE_UNLOCKED).prepare(connection,
-                Map.of("queue", queue, "limit", limit, "workerId", worker, "leaseId", UUID.randomUUID(), "leaseMs", 30_000L))) {
+        try (PreparedStatement statement = JdbcStatement.of(TaskSql.CLAIM_ANY_TYPE).prepare(connection,
+                JdbcStatement.claimWithoutFlowControl(Map.of("queue", queue, "limit", limit, "workerId", worker,
+                        "leaseId", UUID.randomUUID(), "leaseMs", 30_000L)))) {
             return ids(statement.executeQuery());
         } catch (SQLException e) {
             throw new IllegalStateException(e);

@@ -95,14 +95,14 @@ public final class HotStatementCeiling implements AutoCloseable {
      * @return the sample durations, sorted
      */
     public List<Duration> claimLatencies(String queue, int claimBatch, int samples) throws Exception {
-        JdbcStatement claim = JdbcStatement.of(TaskSql.CLAIM_OF_TYPES_UNLOCKED);
+        JdbcStatement claim = JdbcStatement.of(TaskSql.CLAIM_OF_TYPES);
         List<Duration> durations = new ArrayList<>();
         try (Connection connection = DriverManager.getConnection(jdbcUrl, user, password)) {
             connection.setAutoCommit(false);
             for (int i = 0; i < samples; i++) {
-                try (PreparedStatement statement = claim.prepare(connection, Map.of(
-                        "queue", queue, "types", HANDLED_TYPES.toArray(String[]::new), "limit", claimBatch,
-                        "workerId", "ceiling", "leaseId", UUID.randomUUID(), "leaseMs", LEASE.toMillis()))) {
+                try (PreparedStatement statement = claim.prepare(connection, JdbcStatement.claimWithoutFlowControl(
+                        Map.of("queue", queue, "types", HANDLED_TYPES.toArray(String[]::new), "limit", claimBatch,
+                                "workerId", "ceiling", "leaseId", UUID.randomUUID(), "leaseMs", LEASE.toMillis())))) {
                     long started = System.nanoTime();
                     try (ResultSet rows = statement.executeQuery()) {
                         while (rows.next()) {
