@@ -41,5 +41,5 @@ public record Task(
         @Nullable String uniqueKey,
         @Nullable String schedule,
         @Nullable Instant scheduledFor,
-        @Nullable String traceparent) {
+        @Nullable String traceparent) implements StateChange {
 }

@@ -61,7 +61,7 @@ final class TaskChanges {
     }
 
     /** Outcomes recorded and cancels: terminal tasks, or tasks queued for their next attempt. */
-    void ended(List<Task> tasks) {
+    void ended(List<? extends StateChange> tasks) {
         if (tasks.isEmpty()) {
             return;
         }
@@ -72,7 +72,7 @@ final class TaskChanges {
     }
 
     /** Attempts that snoozed: their tasks wait again, attempt not counted. */
-    void snoozed(List<Task> tasks) {
+    void snoozed(List<? extends StateChange> tasks) {
         if (tasks.isEmpty()) {
             return;
         }
@@ -122,18 +122,18 @@ final class TaskChanges {
      * Tasks that stopped running (or were cancelled while waiting) gave back their slots: on a
      * queue with a concurrency limit, claimers may be waiting for one.
      */
-    private void wakeForFreedSlots(Collection<Task> tasks) {
-        tasks.stream().map(Task::queue).distinct().filter(queue -> {
+    private void wakeForFreedSlots(Collection<? extends StateChange> tasks) {
+        tasks.stream().map(StateChange::queue).distinct().filter(queue -> {
             FlowLimits limits = flows.of(queue);
             return limits.maxRunning() != null || limits.maxRunningPerKey() != null;
         }).forEach(queue -> wakeups.wake(queue, null));
     }
 
-    private void wakeForQueued(Collection<Task> tasks) {
+    private void wakeForQueued(Collection<? extends StateChange> tasks) {
         Map<String, Optional<Instant>> earliestByQueue = tasks.stream()
                 .filter(task -> task.state() == TaskState.QUEUED)
-                .collect(Collectors.groupingBy(Task::queue,
-                        Collectors.mapping(Task::runAt, Collectors.minBy(Comparator.naturalOrder()))));
+                .collect(Collectors.groupingBy(StateChange::queue,
+                        Collectors.mapping(StateChange::runAt, Collectors.minBy(Comparator.naturalOrder()))));
         Instant now = Instant.now();
         earliestByQueue.forEach((queue, earliest) -> earliest.ifPresent(dueAt ->
                 wakeups.wake(queue, dueAt.isAfter(now) ? dueAt : null)));

@@ -70,14 +70,14 @@ public final class TaskMetrics {
     }
 
     /** Tasks as a transition left them: terminal ones are completed, queued ones retried. */
-    void snoozed(Collection<Task> tasks) {
+    void snoozed(Collection<? extends StateChange> tasks) {
         countBy(tasks, task -> List.of(task.queue(), task.type())).forEach((key, n) ->
                 snoozed.computeIfAbsent(key, k -> Counter.builder("tasklane.tasks.snoozed")
                         .description("Attempts that snoozed: their tasks run again later, the attempt not counted")
                         .tag("queue", k.get(0)).tag("type", k.get(1)).register(meters)).increment(n));
     }
 
-    void ended(Collection<Task> tasks) {
+    void ended(Collection<? extends StateChange> tasks) {
         countBy(tasks.stream().filter(t -> t.state().isTerminal()).toList(),
                 task -> List.of(task.queue(), task.type(), task.state().wireName())).forEach((key, n) ->
                 completed.computeIfAbsent(key, k -> Counter.builder("tasklane.tasks.completed")
@@ -89,7 +89,7 @@ public final class TaskMetrics {
                 retried.computeIfAbsent(key, k -> Counter.builder("tasklane.tasks.retried")
                         .description("Failed attempts scheduled to run again")
                         .tag("queue", k.get(0)).tag("type", k.get(1)).register(meters)).increment(n));
-        for (Task task : tasks) {
+        for (StateChange task : tasks) {
             if (task.state().isTerminal() && task.startedAt() != null && task.finishedAt() != null) {
                 runTimes.computeIfAbsent(List.of(task.queue(), task.type()), k -> Timer.builder("tasklane.task.run.time")
                                 .description("From a task's last start to its end")
@@ -108,7 +108,8 @@ public final class TaskMetrics {
         ended(tasks.stream().filter(t -> t.state().isTerminal()).toList());
     }
 
-    private static Map<List<String>, Long> countBy(Collection<Task> tasks, Function<Task, List<String>> key) {
+    private static <T> Map<List<String>, Long> countBy(Collection<? extends T> tasks,
+                                                       Function<? super T, List<String>> key) {
         return tasks.stream().collect(Collectors.groupingBy(key, Collectors.counting()));
     }
 

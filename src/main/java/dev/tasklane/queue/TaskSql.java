@@ -471,7 +471,7 @@ final class TaskSql {
      * snoozed fewer than max_snoozes times (counted from the locked row), and otherwise the
      * retryable failure the outcome also describes. An outcome applies only
      * while its worker still holds an unexpired lease on the task: the lease it names, or (with no
-     * lease id, as a pull worker may) any lease of that worker. Returns the tasks it changed. Locks
+     * lease id, as a pull worker may) any lease of that worker. Answers as the two statements below say. Locks
      * the rows in id order first: a replica renews its leases while its outcomes are recorded and
      * (on shutdown) its tasks released, over overlapping rows; rows locked in two orders deadlock,
      * PostgreSQL then aborts one statement, and a batch of lost outcomes waits for its leases to
@@ -480,7 +480,7 @@ final class TaskSql {
      * cached for a prepared statement assumes ten elements per array, and a nested loop over two
      * such lists compared every outcome with every other (a batch of 500 spent 120 ms there).
      */
-    static final String COMPLETE_MANY = """
+    private static final String RECORD_OUTCOMES = """
             WITH outcome AS MATERIALIZED (
                 SELECT o.*, o.snooze_ms IS NOT NULL AND locked.snoozes < locked.max_snoozes AS snoozing
                 FROM unnest(:ids::bigint[], :leaseIds::uuid[], :workerIds::text[], :succeeded::boolean[],
@@ -533,6 +533,20 @@ final class TaskSql {
             notified AS (
                 SELECT pg_notify('tasklane_events', '') FROM (SELECT 1 FROM changed LIMIT 1) AS any_row
             )
+            """;
+
+    /**
+     * {@link #RECORD_OUTCOMES}, answering for each changed task only what follows an outcome
+     * needs ({@link RecordedOutcome}): the pipelines' statement, for batches of hundreds.
+     */
+    static final String COMPLETE_MANY = RECORD_OUTCOMES + """
+            SELECT changed.id, changed.queue, changed.type, changed.state, changed.run_at, changed.started_at,
+                   changed.finished_at, changed.snoozed
+            FROM changed LEFT JOIN notified ON true
+            """;
+
+    /** {@link #RECORD_OUTCOMES}, answering with each changed task whole: a pull worker's outcome. */
+    static final String COMPLETE_RETURNING_TASKS = RECORD_OUTCOMES + """
             SELECT changed.* FROM changed LEFT JOIN notified ON true
             """;
 
@@ -578,7 +592,7 @@ final class TaskSql {
      * Extends the unexpired leases a worker still holds, never past each attempt's timeout;
      * returns each renewed (id, lease_id) with how many milliseconds the lease now runs, by the
      * database's clock. A lease missing from the answer is no longer the worker's. Locks in id
-     * order (see {@link #COMPLETE_MANY}).
+     * order (see {@link #RECORD_OUTCOMES}).
      */
     static final String RENEW_LEASES = """
             WITH held AS MATERIALIZED (
@@ -598,7 +612,7 @@ final class TaskSql {
 
     /**
      * Puts the running tasks of some leases back to queued at once without counting the attempt
-     * (a replica shutting down); returns them. Locks in id order (see {@link #COMPLETE_MANY}).
+     * (a replica shutting down); returns them. Locks in id order (see {@link #RECORD_OUTCOMES}).
      */
     static final String RELEASE_LEASES = """
             WITH held AS MATERIALIZED (

@@ -472,24 +472,39 @@ public class TaskStore {
         return Flux.merge(due, rateFrees).reduce((a, b) -> a.compareTo(b) <= 0 ? a : b);
     }
 
-    /** Records many outcomes in one statement; emits the tasks whose worker still held them. */
-    public Flux<Task> complete(List<Outcome> outcomes) {
-        return completeStatement(db, outcomes)
-                .map(row -> Map.entry(toTask(row), Boolean.TRUE.equals(row.get("snoozed", Boolean.class))))
-                .all()
-                .collectList()
-                .map(rows -> {
-                    List<Task> snoozed = rows.stream().filter(Map.Entry::getValue).map(Map.Entry::getKey).toList();
-                    List<Task> ended = rows.stream().filter(row -> !row.getValue()).map(Map.Entry::getKey).toList();
-                    changes.ended(ended);
-                    changes.snoozed(snoozed);
-                    return rows.stream().map(Map.Entry::getKey).toList();
+    /** Records many outcomes in one statement; emits what each left of a task whose worker still held it. */
+    public Flux<RecordedOutcome> complete(List<Outcome> outcomes) {
+        return completeStatement(db, outcomes).map(TaskStore::toRecordedOutcome).all().collectList()
+                .doOnNext(recorded -> {
+                    changes.ended(recorded.stream().filter(outcome -> !outcome.snoozed()).toList());
+                    changes.snoozed(recorded.stream().filter(RecordedOutcome::snoozed).toList());
                 })
-                .flatMapIterable(all -> all);
+                .flatMapIterable(recorded -> recorded);
+    }
+
+    /** Records one outcome of a worker that must still hold the lease; explains (404, 409) when not. */
+    public Mono<Task> completeHeld(Outcome outcome) {
+        return bindOutcomes(db.sql(TaskSql.COMPLETE_RETURNING_TASKS), List.of(outcome))
+                .map(row -> Map.entry(toTask(row), Boolean.TRUE.equals(row.get("snoozed", Boolean.class))))
+                .one()
+                .doOnNext(recorded -> {
+                    if (recorded.getValue()) {
+                        changes.snoozed(List.of(recorded.getKey()));
+                    } else {
+                        changes.ended(List.of(recorded.getKey()));
+                    }
+                })
+                .map(Map.Entry::getKey)
+                .switchIfEmpty(Mono.defer(() -> refuseLease(outcome.taskId())));
     }
 
     /** The statement that records outcomes, bound: the service's hot path, also run bare by the benchmark. */
     static DatabaseClient.GenericExecuteSpec completeStatement(DatabaseClient db, List<Outcome> outcomes) {
+        return bindOutcomes(db.sql(TaskSql.COMPLETE_MANY), outcomes);
+    }
+
+    private static DatabaseClient.GenericExecuteSpec bindOutcomes(DatabaseClient.GenericExecuteSpec statement,
+                                                                  List<Outcome> outcomes) {
         int n = outcomes.size();
         Long[] ids = new Long[n];
         UUID[] leaseIds = new UUID[n];
@@ -512,7 +527,7 @@ public class TaskStore {
             retryable[i] = outcome.retryable();
             delaysMs[i] = outcome.retryDelay().toMillis();
         }
-        return db.sql(TaskSql.COMPLETE_MANY)
+        return statement
                 .bind("ids", ids).bind("leaseIds", leaseIds).bind("workerIds", workerIds)
                 .bind("succeeded", succeeded).bind("results", results).bind("errors", errors)
                 .bind("retryable", retryable).bind("delaysMs", delaysMs).bind("snoozesMs", snoozesMs);
@@ -550,11 +565,6 @@ public class TaskStore {
                                          @Nullable String message) {
         return reportProgress(id, workerId, leaseId, percent, message)
                 .switchIfEmpty(Mono.defer(() -> refuseLease(id)));
-    }
-
-    /** Records one outcome of a worker that must still hold the lease; explains (404, 409) when not. */
-    public Mono<Task> completeHeld(Outcome outcome) {
-        return complete(List.of(outcome)).next().switchIfEmpty(Mono.defer(() -> refuseLease(outcome.taskId())));
     }
 
     private <T> Mono<T> refuseLease(long id) {
@@ -740,6 +750,18 @@ public class TaskStore {
                 row.get("schedule", String.class),
                 row.get("scheduled_for", Instant.class),
                 row.get("traceparent", String.class));
+    }
+
+    private static RecordedOutcome toRecordedOutcome(Readable row) {
+        return new RecordedOutcome(
+                Objects.requireNonNull(row.get("id", Long.class)),
+                Objects.requireNonNull(row.get("queue", String.class)),
+                Objects.requireNonNull(row.get("type", String.class)),
+                TaskState.fromColumn(Objects.requireNonNull(row.get("state", String.class))),
+                Objects.requireNonNull(row.get("run_at", Instant.class)),
+                row.get("started_at", Instant.class),
+                row.get("finished_at", Instant.class),
+                Boolean.TRUE.equals(row.get("snoozed", Boolean.class)));
     }
 
     /** The group without a concurrency key is stored as '' (see V011). */
