@@ -121,7 +121,7 @@ public final class Benchmark {
                 Cpu beforeCeiling = Cpu.sample(a.pid(), b.pid());
                 double ceilingProcess = ceiling.process(ceilingQueue, 2, c);
                 double ceilingPostgresMicros = Cpu.sample(a.pid(), b.pid()).minus(beforeCeiling).postgresMicrosPer(sizes.tasks());
-                ceilingMicrosByStatement = microsPerTask(statementTimes.millisByStatement(), sizes.tasks());
+                ceilingMicrosByStatement = microsPerTask(statementTimes.byStatement(), sizes.tasks());
                 figures.add(new Figure("PostgreSQL CPU per task, bare claim and complete", "µs", ceilingPostgresMicros,
                         null, null, "the service's own statements, batches of " + c + ", two loops, nothing in between"));
                 step("burn-down, one replica");
@@ -215,7 +215,8 @@ public final class Benchmark {
                 "with their queued events"));
         statementTimes.reset();
         BurnDown timed = resumeAndAwait(a, b, queue);
-        Map<String, Double> byStatement = microsPerTask(statementTimes.millisByStatement(), sizes.tasks());
+        Map<String, StatementTimes.Execution> executions = statementTimes.byStatement();
+        Map<String, Double> byStatement = microsPerTask(executions, sizes.tasks());
         unlimitedBurnDown = sizes.tasks() / timed.seconds();
         figures.add(new Figure("burn-down, one replica (" + sizes.tasks() + " noop, concurrency "
                 + sizes.concurrency() + ")", "tasks/s", unlimitedBurnDown, ceilingProcess,
@@ -229,7 +230,8 @@ public final class Benchmark {
             if (micros >= 0.5) {
                 figures.add(new Figure("PostgreSQL execution per task in that burn-down: " + statement, "µs", micros,
                         ceilingMicrosByStatement.get(statement), null,
-                        "pg_stat_statements; the ceiling column is the bare loop's"));
+                        String.format("pg_stat_statements, %,d executions; the ceiling column is the bare loop's",
+                                executions.get(statement).calls())));
             }
         });
     }
@@ -568,9 +570,9 @@ public final class Benchmark {
 
     // ---- support
 
-    private static Map<String, Double> microsPerTask(Map<String, Double> millis, int tasks) {
+    private static Map<String, Double> microsPerTask(Map<String, StatementTimes.Execution> executions, int tasks) {
         Map<String, Double> micros = new java.util.LinkedHashMap<>();
-        millis.forEach((statement, ms) -> micros.put(statement, ms * 1000 / tasks));
+        executions.forEach((statement, execution) -> micros.put(statement, execution.millis() * 1000 / tasks));
         return micros;
     }
 

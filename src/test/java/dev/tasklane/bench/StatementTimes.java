@@ -44,20 +44,29 @@ final class StatementTimes {
         }
     }
 
-    /** Milliseconds of execution by statement name since the last reset, this database only; largest first. */
-    Map<String, Double> millisByStatement() {
-        Map<String, Double> millis = new LinkedHashMap<>();
+    /** Execution by statement name since the last reset, this database only; longest first. */
+    Map<String, Execution> byStatement() {
+        Map<String, Execution> executions = new LinkedHashMap<>();
         if (!available) {
-            return millis;
+            return executions;
         }
         List<String> rows = Sql.column("SELECT regexp_replace(query, '\\s+', ' ', 'g') || chr(1) || total_exec_time"
-                + " FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())"
+                + " || chr(1) || calls FROM pg_stat_statements"
+                + " WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())"
                 + " ORDER BY total_exec_time DESC");
         for (String row : rows) {
             String[] parts = row.split("\u0001");
-            millis.merge(name(parts[0].trim()), Double.parseDouble(parts[1]), Double::sum);
+            executions.merge(name(parts[0].trim()),
+                    new Execution(Double.parseDouble(parts[1]), Long.parseLong(parts[2])), Execution::plus);
         }
-        return millis;
+        return executions;
+    }
+
+    /** How long a statement executed in all, and in how many executions. */
+    record Execution(double millis, long calls) {
+        Execution plus(Execution other) {
+            return new Execution(millis + other.millis, calls + other.calls);
+        }
     }
 
     /** The statement a query text is, whatever its parameters were numbered or inlined as. */
