@@ -469,9 +469,9 @@ final class TaskSql {
      * :delaysMs unless attempts are exhausted or the failure is permanent, or a snooze (:snoozesMs
      * not null): queued again after that long with the attempt not counted, while the task has
      * snoozed fewer than max_snoozes times (counted from the locked row), and otherwise the
-     * retryable failure the outcome also describes. An outcome applies only
-     * while its worker still holds an unexpired lease on the task: the lease it names, or (with no
-     * lease id, as a pull worker may) any lease of that worker. Answers as the two statements below say. Locks
+     * retryable failure the outcome also describes. An outcome applies only while its worker still
+     * holds an unexpired lease on the task: the lease it names, or (with no lease id, as a pull
+     * worker may) any lease of that worker. What it answers, the two statements below add. Locks
      * the rows in id order first: a replica renews its leases while its outcomes are recorded and
      * (on shutdown) its tasks released, over overlapping rows; rows locked in two orders deadlock,
      * PostgreSQL then aborts one statement, and a batch of lost outcomes waits for its leases to

@@ -475,27 +475,23 @@ public class TaskStore {
     /** Records many outcomes in one statement; emits what each left of a task whose worker still held it. */
     public Flux<RecordedOutcome> complete(List<Outcome> outcomes) {
         return completeStatement(db, outcomes).map(TaskStore::toRecordedOutcome).all().collectList()
-                .doOnNext(recorded -> {
-                    changes.ended(recorded.stream().filter(outcome -> !outcome.snoozed()).toList());
-                    changes.snoozed(recorded.stream().filter(RecordedOutcome::snoozed).toList());
-                })
+                .doOnNext(this::followOutcomes)
                 .flatMapIterable(recorded -> recorded);
     }
 
     /** Records one outcome of a worker that must still hold the lease; explains (404, 409) when not. */
     public Mono<Task> completeHeld(Outcome outcome) {
         return bindOutcomes(db.sql(TaskSql.COMPLETE_RETURNING_TASKS), List.of(outcome))
-                .map(row -> Map.entry(toTask(row), Boolean.TRUE.equals(row.get("snoozed", Boolean.class))))
+                .map(row -> Map.entry(toTask(row), toRecordedOutcome(row)))
                 .one()
-                .doOnNext(recorded -> {
-                    if (recorded.getValue()) {
-                        changes.snoozed(List.of(recorded.getKey()));
-                    } else {
-                        changes.ended(List.of(recorded.getKey()));
-                    }
-                })
+                .doOnNext(recorded -> followOutcomes(List.of(recorded.getValue())))
                 .map(Map.Entry::getKey)
                 .switchIfEmpty(Mono.defer(() -> refuseLease(outcome.taskId())));
+    }
+
+    private void followOutcomes(List<RecordedOutcome> recorded) {
+        changes.ended(recorded.stream().filter(outcome -> !outcome.snoozed()).toList());
+        changes.snoozed(recorded.stream().filter(RecordedOutcome::snoozed).toList());
     }
 
     /** The statement that records outcomes, bound: the service's hot path, also run bare by the benchmark. */
