@@ -237,7 +237,8 @@ final class TaskSql {
      * transaction, where {@link #CLAIM_BUDGET} also cut :limit to what the limits leave; then the
      * claim records what it started, for the rate (:rateCount not null). Times are the statement's
      * start, not the transaction's: under the lock, they rise in the order the claims ran, so
-     * startedAt shows the rate as the limit counted it.
+     * startedAt shows the rate as the limit counted it. Only claims by concurrency key still take
+     * that path; the others claim in one call, {@link #CLAIM_UNDER_FLOW}.
      *
      * <p>The claim runs in a function of migration V018 whose statement keeps one generic plan per
      * session and is never JIT-compiled: sent as a prepared statement, PostgreSQL planned it anew
@@ -262,6 +263,24 @@ final class TaskSql {
             SELECT * FROM tasklane_claim_of_types(:queue, :types::text[], :limit, :workerId, :leaseId, :leaseMs,
                                                   :underLock, CAST(:rateCount AS integer), CAST(:ratePeriodMs AS bigint))
             """;
+
+    /**
+     * Claims from a queue with flow control that counts the queue as a whole (:maxRunning, a
+     * rate), in one call of a function of migration V019: it takes the queue's row lock, answers
+     * nothing if the queue is paused, cuts :limit to what the limits leave, counted after the lock
+     * was taken, and claims as {@link #CLAIM_ANY_TYPE} does (of :types only, unless null), with
+     * the moment the lock was taken as the tasks' start and the rate's: so start times rise in the
+     * order the claims held the lock, however long one waited for it. Refuses with SQLSTATE
+     * {@value #LIMITS_BY_KEY}, claiming nothing, when the queue's limits go by concurrency key.
+     * One round trip instead of the five of a transaction of lock, budget and claim: on a busy
+     * queue the claims follow each other under the lock, so their round trips set its pace.
+     */
+    static final String CLAIM_UNDER_FLOW = """
+            SELECT * FROM tasklane_claim_under_flow(:queue, CAST(:types AS text[]), :limit, :workerId, :leaseId, :leaseMs)
+            """;
+
+    /** What {@link #CLAIM_UNDER_FLOW} refuses with when the queue's limits go by concurrency key. */
+    static final String LIMITS_BY_KEY = "TLKEY";
 
     /**
      * How many tasks a claim on a flow-controlled queue may start now: :limit, cut to the queue's

@@ -18,6 +18,7 @@ import java.util.stream.IntStream;
 import dev.tasklane.config.WorkerDatabase;
 import dev.tasklane.support.Batcher;
 import dev.tasklane.support.JsonbColumn;
+import io.r2dbc.spi.R2dbcException;
 import io.r2dbc.spi.Readable;
 import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -359,8 +360,15 @@ public class TaskStore {
      * Package-private: claims go through {@link ClaimHandoff}, which sees each one delivered or released.
      */
     Flux<Task> claim(Claim claim, UUID leaseId) {
-        Mono<List<Task>> statement = flows.controlled(claim.queue()) ? claimUnderLock(claim, leaseId)
-                : claimStatement(db, claim, leaseId).map(TaskStore::toTask).all().collectList();
+        Mono<List<Task>> statement;
+        if (!flows.controlled(claim.queue())) {
+            statement = claimStatement(db, claim, leaseId).map(TaskStore::toTask).all().collectList();
+        } else if (flows.of(claim.queue()).byKey()) {
+            statement = claimUnderLock(claim, leaseId);
+        } else {
+            statement = claimUnderFlow(claim, leaseId)
+                    .onErrorResume(TaskStore::limitsGoByKey, e -> claimUnderLock(claim, leaseId));
+        }
         return statement
                 .doOnNext(claimed -> changes.claimed(claim.queue(), claimed))
                 .flatMapIterable(claimed -> claimed);
@@ -372,7 +380,34 @@ public class TaskStore {
     }
 
     /**
-     * A claim on a queue with flow control: one transaction that first takes the queue's row lock
+     * A claim on a queue whose flow control counts the queue as a whole: one statement that takes
+     * the queue's row lock, reads the limits and claims within them; see {@link TaskSql#CLAIM_UNDER_FLOW}.
+     */
+    private Mono<List<Task>> claimUnderFlow(Claim claim, UUID leaseId) {
+        String[] types = claim.types().isEmpty() ? null : claim.types().toArray(String[]::new);
+        return db.sql(TaskSql.CLAIM_UNDER_FLOW)
+                .bind("queue", claim.queue())
+                .bind("types", Parameter.fromOrEmpty(types, String[].class))
+                .bind("limit", claim.limit())
+                .bind("workerId", claim.workerId())
+                .bind("leaseId", leaseId)
+                .bind("leaseMs", claim.lease().toMillis())
+                .map(TaskStore::toTask).all().collectList()
+                .timeout(FLOW_CLAIM_TIMEOUT);
+    }
+
+    /** Whether a claim under flow control was refused because the queue's limits now go by key. */
+    private static boolean limitsGoByKey(Throwable error) {
+        for (Throwable cause = error; cause != null; cause = cause.getCause()) {
+            if (cause instanceof R2dbcException r2dbc && TaskSql.LIMITS_BY_KEY.equals(r2dbc.getSqlState())) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * A claim on a queue with flow control by concurrency key: one transaction that first takes the queue's row lock
      * and reads its settings as they are now, then claims within them (see {@link QueueSql#LOCK_FOR_CLAIM}).
      */
     private Mono<List<Task>> claimUnderLock(Claim claim, UUID leaseId) {

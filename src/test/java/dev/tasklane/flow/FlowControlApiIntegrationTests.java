@@ -1,6 +1,12 @@
 package dev.tasklane.flow;
 
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -11,9 +17,11 @@ import java.util.stream.IntStream;
 import dev.tasklane.queue.ClaimHandoff;
 import dev.tasklane.queue.TaskStore;
 import dev.tasklane.testsupport.IntegrationTest;
+import dev.tasklane.testsupport.Sql;
 import dev.tasklane.testsupport.SseClient;
 import dev.tasklane.testsupport.TaskFixtures;
 import dev.tasklane.testsupport.Tasks;
+import dev.tasklane.testsupport.TestDatabase;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -23,6 +31,7 @@ import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -154,6 +163,66 @@ final class FlowControlApiIntegrationTests extends IntegrationTest {
         post("/api/v1/tasks/" + second.get(0) + "/fail", "{\"workerId\": \"b\", \"error\": \"no\", \"retry\": false}");
         assertThat(ids(claim("{\"workerId\": \"d\", \"max\": 10}"))).hasSize(1);
         assertThat(ids(claim("{\"workerId\": \"d\", \"max\": 10}"))).isEmpty();
+    }
+
+    @Test
+    void aClaimThatWaitedForTheQueuesLockStartsItsTasksWhenItGotIt() throws Exception {
+        patch("{\"maxRunning\": 10, \"rate\": {\"count\": 10, \"periodSeconds\": 60}}", 200);
+        tasks.enqueue(queue, "{\"type\": \"t\"}");
+        Instant lockReleasedAt;
+        CompletableFuture<JsonNode> waiting;
+        try (Connection holder = TestDatabase.get().connect()) {
+            holder.setAutoCommit(false);
+            try (PreparedStatement lock = holder.prepareStatement("SELECT 1 FROM queue WHERE name = ? FOR UPDATE")) {
+                lock.setString(1, queue);
+                lock.executeQuery().close();
+            }
+            waiting = CompletableFuture.supplyAsync(() -> claim("{\"workerId\": \"w\"}"));
+            Thread.sleep(1000);
+            assertThat(waiting).isNotDone();
+            try (PreparedStatement now = holder.prepareStatement("SELECT clock_timestamp()");
+                 ResultSet row = now.executeQuery()) {
+                row.next();
+                lockReleasedAt = row.getObject(1, OffsetDateTime.class).toInstant();
+            }
+            holder.commit();
+        }
+        JsonNode started = waiting.get(10, TimeUnit.SECONDS).get("tasks").get(0);
+        // the rate counts the claim from that moment too, so startedAt shows the rate as it was counted
+        assertThat(Tasks.time(started, "startedAt")).isAfterOrEqualTo(lockReleasedAt);
+        assertThat(Sql.column("SELECT s.started_at = t.started_at FROM queue_claim_start s"
+                + " JOIN task t ON t.queue = s.queue WHERE s.queue = ?", queue)).containsExactly("t");
+    }
+
+    @Test
+    void limitsByKeySetSinceTheReplicaLastReadThemStillHold() {
+        patch("{\"maxRunning\": 10}", 200);
+        enqueueBatch(IntStream.range(0, 3).mapToObj(i -> "{\"type\": \"t\", \"concurrencyKey\": \"k\"}").toList());
+        // behind the replica's back: no NOTIFY, so its view still says the queue counts as a whole
+        Sql.update("UPDATE queue SET max_running_per_key = 1 WHERE name = ?", queue);
+        assertThat(ids(claim("{\"workerId\": \"w\", \"max\": 10}"))).hasSize(1);
+        assertThat(ids(claim("{\"workerId\": \"w\", \"max\": 10}"))).isEmpty();
+    }
+
+    @Test
+    void theOneCallClaimRefusesAQueueWhoseLimitsGoByKeyAndClaimsNothing() {
+        patch("{\"maxRunningPerKey\": 1}", 200);
+        tasks.enqueue(queue, "{\"type\": \"t\"}");
+        assertThatThrownBy(() -> Sql.column("SELECT id FROM tasklane_claim_under_flow(?, NULL, 10, 'w',"
+                + " gen_random_uuid(), 30000)", queue))
+                .rootCause().isInstanceOf(SQLException.class).hasMessageContaining("by concurrency key")
+                .satisfies(e -> assertThat(((SQLException) e).getSQLState()).isEqualTo("TLKEY"));
+        assertThat(Sql.column("SELECT state FROM task WHERE queue = ?", queue)).containsExactly("queued");
+    }
+
+    @Test
+    void aPausedQueueWithLimitsAnswersNothingUntilResumed() {
+        patch("{\"maxRunning\": 5}", 200);
+        tasks.enqueue(queue, "{\"type\": \"t\"}");
+        api().post().uri("/api/v1/queues/{q}/pause", queue).exchange().expectStatus().isOk();
+        assertThat(ids(claim("{\"workerId\": \"w\"}"))).isEmpty();
+        api().post().uri("/api/v1/queues/{q}/resume", queue).exchange().expectStatus().isOk();
+        assertThat(ids(claim("{\"workerId\": \"w\"}"))).hasSize(1);
     }
 
     @Test

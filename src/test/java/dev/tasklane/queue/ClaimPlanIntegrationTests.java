@@ -99,15 +99,20 @@ final class ClaimPlanIntegrationTests {
     void theClaimFunctionsKeepOnePlanAndNeverCompileIt() {
         assertThat(Sql.column("SELECT proname || '/' || pronargs || ': ' || coalesce(array_to_string(proconfig, ', '),"
                 + " prosrc) FROM pg_proc WHERE proname LIKE 'tasklane\\_%' ORDER BY proname, pronargs"))
-                .hasSize(5)
-                // the previous version's signatures only call the current functions
+                .hasSize(9)
+                // the previous versions' signatures only call the current functions
                 .satisfies(rows -> assertThat(rows.get(0)).startsWith("tasklane_claim_any_type/5: ")
                         .contains("tasklane_claim_any_type(p_queue, p_limit, p_worker_id, p_lease_id, p_lease_ms,"))
                 .satisfies(rows -> assertThat(rows.get(2)).startsWith("tasklane_claim_of_types/6: ")
                         .contains("tasklane_claim_of_types(p_queue, p_types, p_limit, p_worker_id, p_lease_id, p_lease_ms,"))
+                .satisfies(rows -> assertThat(rows.get(7)).startsWith("tasklane_start_claimed/7: ")
+                        .contains("tasklane_start_claimed(p_ids, p_queue, p_worker_id, p_lease_id, p_lease_ms,"))
                 .contains("tasklane_claim_any_type/8: plan_cache_mode=force_generic_plan, jit=off",
-                        "tasklane_start_claimed/7: plan_cache_mode=force_generic_plan, jit=off",
-                        "tasklane_claim_of_types/9: plan_cache_mode=force_generic_plan, jit=off");
+                        "tasklane_claim_of_types/9: plan_cache_mode=force_generic_plan, jit=off",
+                        "tasklane_claim_under_flow/6: plan_cache_mode=force_generic_plan, jit=off",
+                        "tasklane_pick_any_type/3: plan_cache_mode=force_generic_plan, jit=off",
+                        "tasklane_pick_of_types/4: plan_cache_mode=force_generic_plan, jit=off",
+                        "tasklane_start_claimed/8: plan_cache_mode=force_generic_plan, jit=off");
     }
 
     @Test
