@@ -58,6 +58,7 @@ public final class Benchmark {
     private static final JsonMapper JSON = JsonMapper.builder().build();
     private static final String TOKEN = "bench-" + UUID.randomUUID();
     private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+    private static final KeepAliveHttp LEAN_HTTP = new KeepAliveHttp(TOKEN);
     private static final int MIN_WARMUP_ROUNDS = 2;
     private static final double SETTLED_COMPILE_SHARE = 0.10;
 
@@ -603,13 +604,10 @@ public final class Benchmark {
 
     private static void post(ServiceProcess replica, String path, String body, int expected) {
         try {
-            HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + replica.port() + path))
-                    .header("Authorization", "Bearer " + TOKEN).header("Content-Type", "application/json")
-                    .POST(body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
-            HttpResponse<String> response = HTTP.send(request.build(), HttpResponse.BodyHandlers.ofString());
-            if (response.statusCode() != expected) {
+            KeepAliveHttp.Response response = LEAN_HTTP.post(replica.port(), path, body);
+            if (response.status() != expected) {
                 List<String> log = replica.lines();
-                throw new IllegalStateException(path + " answered " + response.statusCode() + ": " + response.body()
+                throw new IllegalStateException(path + " answered " + response.status() + ": " + response.body()
                         + "\nthe replica's log ends:\n" + String.join("\n", log.subList(Math.max(0, log.size() - 80),
                         log.size())));
             }
