@@ -14,6 +14,7 @@ import java.util.concurrent.TimeUnit;
 import dev.tasklane.queue.TaskStore;
 import dev.tasklane.testsupport.Sql;
 import dev.tasklane.testsupport.SseClient;
+import dev.tasklane.testsupport.SseSockets;
 import dev.tasklane.testsupport.TaskFixtures;
 import dev.tasklane.testsupport.Tasks;
 import dev.tasklane.testsupport.TestDatabase;
@@ -147,7 +148,7 @@ final class EventStreamIntegrationTests extends WorkerIntegrationTest {
     }
 
     @Test
-    void theEventStreamsTakeTheTokenAsAQueryParameter() {
+    void theEventStreamsTakeTheTokenAsAQueryParameter() throws Exception {
         long id = tasks.enqueue("wk-basic", "{\"type\": \"noop\"}").get("id").longValue();
         tasks.awaitState(id, "succeeded", PATIENT);
         WebClient anonymous = WebClient.create("http://127.0.0.1:" + port);
@@ -157,6 +158,9 @@ final class EventStreamIntegrationTests extends WorkerIntegrationTest {
                 .exchangeToMono(r -> r.releaseBody().thenReturn(r.statusCode().value())).block(PATIENT);
         assertThat(withToken).isEqualTo(200);
         assertThat(without).isEqualTo(401);
+        assertThat(SseSockets.statusLine(port, "/api/v1/events?access_token=" + TOKEN, PATIENT)).as("the all-events stream")
+                .startsWith("HTTP/1.1 200");
+        assertThat(SseSockets.statusLine(port, "/api/v1/events", PATIENT)).startsWith("HTTP/1.1 401");
     }
 
     @Test

@@ -28,6 +28,23 @@ public final class SseSockets {
         return socket;
     }
 
+    /**
+     * The status line of a GET of {@code path} sent with no Authorization header, read from a
+     * plain socket that is closed at once: a stream that never ends answers it too.
+     */
+    public static String statusLine(int port, String path, Duration patience) throws Exception {
+        try (Socket socket = new Socket()) {
+            socket.connect(new InetSocketAddress("127.0.0.1", port));
+            socket.setSoTimeout((int) patience.toMillis());
+            OutputStream out = socket.getOutputStream();
+            out.write(("GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n")
+                    .getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            return new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.US_ASCII))
+                    .readLine();
+        }
+    }
+
     /** Reads the event ids a stream sends until {@code last} arrives (or the stream or the patience ends). */
     public static List<Long> readEventIds(Socket socket, long last, Duration patience) throws Exception {
         socket.setSoTimeout((int) patience.toMillis());
