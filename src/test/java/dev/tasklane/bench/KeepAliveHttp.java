@@ -50,6 +50,9 @@ final class KeepAliveHttp {
         } catch (IOException e) {
             connection.close();
             throw new UncheckedIOException("POST " + path + " on port " + port, e);
+        } catch (RuntimeException e) {
+            connection.close(); // a garbled answer (a status that is no number): the socket is of no more use
+            throw e;
         }
     }
 

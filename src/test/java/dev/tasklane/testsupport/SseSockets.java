@@ -21,10 +21,7 @@ public final class SseSockets {
         Socket socket = new Socket();
         socket.setReceiveBufferSize(1024);
         socket.connect(new InetSocketAddress("127.0.0.1", port));
-        OutputStream out = socket.getOutputStream();
-        out.write(("GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n"
-                + "Authorization: Bearer " + token + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
-        out.flush();
+        sendGet(socket, path, "Authorization: Bearer " + token + "\r\n");
         return socket;
     }
 
@@ -36,13 +33,17 @@ public final class SseSockets {
         try (Socket socket = new Socket()) {
             socket.connect(new InetSocketAddress("127.0.0.1", port));
             socket.setSoTimeout((int) patience.toMillis());
-            OutputStream out = socket.getOutputStream();
-            out.write(("GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n")
-                    .getBytes(StandardCharsets.US_ASCII));
-            out.flush();
+            sendGet(socket, path, "");
             return new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.US_ASCII))
                     .readLine();
         }
+    }
+
+    private static void sendGet(Socket socket, String path, String extraHeaders) throws Exception {
+        OutputStream out = socket.getOutputStream();
+        out.write(("GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n" + extraHeaders
+                + "\r\n").getBytes(StandardCharsets.US_ASCII));
+        out.flush();
     }
 
     /** Reads the event ids a stream sends until {@code last} arrives (or the stream or the patience ends). */
