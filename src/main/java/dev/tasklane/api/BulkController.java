@@ -111,7 +111,7 @@ class BulkController {
             return null;
         })).orElse(null);
         String type = fields.text("type", 128).orElse(null);
-        if (type != null && !EnqueueRequests.TYPE_NAME.matcher(type).matches()) {
+        if (type != null && !EnqueueRequests.isTypeName(type)) {
             fields.invalid("type", "must match " + EnqueueRequests.TYPE_NAME.pattern());
         }
         String concurrencyKey = fields.text("concurrencyKey", EnqueueRequests.MAX_CONCURRENCY_KEY_LENGTH).orElse(null);
