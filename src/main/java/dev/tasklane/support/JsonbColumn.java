@@ -18,4 +18,10 @@ public final class JsonbColumn {
         Json json = row.get(column, Json.class);
         return json == null ? null : json.asString();
     }
+
+    /** The JSON text of the column at {@code index}, or null for SQL NULL. */
+    public static @Nullable String text(Readable row, int index) {
+        Json json = row.get(index, Json.class);
+        return json == null ? null : json.asString();
+    }
 }
