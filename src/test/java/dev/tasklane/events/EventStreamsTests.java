@@ -142,7 +142,7 @@ final class EventStreamsTests {
     }
 
     /** A log with nothing in its table: live events only, as {@code live} gives them, after {@code horizon}. */
-    private static class QuietSource implements EventSource {
+    static class QuietSource implements EventSource {
 
         private final Flux<LiveEvent> live;
         private final long horizon;
