@@ -171,7 +171,8 @@ final class EventReplicaIntegrationTests {
                         assertThat(received).doesNotHaveDuplicates().isSorted();
                         // isEqualTo, not containsExactlyElementsOf: that one diffs the lists in quadratic
                         // time first, tens of seconds for 15,000 ids on a slow machine.
-                        assertThat(received.stream().filter(id -> id > before).toList()).isEqualTo(published);
+                        List<Long> resumedIds = received.stream().filter(id -> id > before).toList();
+                        assertThat(resumedIds).as(() -> divergence(resumedIds, published, meters)).isEqualTo(published);
                     }
                 } finally {
                     readers.shutdownNow();
@@ -184,6 +185,33 @@ final class EventReplicaIntegrationTests {
                 }
             }
         }
+    }
+
+    /**
+     * Where a resumed subscriber's ids first part from those published, and what the table and the
+     * replica say about it now: enough to tell a replay that read the wrong rows from events that
+     * left the table or a stream that skipped.
+     */
+    private static String divergence(List<Long> received, List<Long> published, MeterRegistry meters) {
+        int at = 0;
+        while (at < received.size() && at < published.size() && received.get(at).equals(published.get(at))) {
+            at++;
+        }
+        if (at == received.size() && at == published.size()) {
+            return "no divergence";
+        }
+        int from = Math.max(0, at - 3);
+        String missingStillInTable = at < published.size() && at < received.size()
+                ? Sql.column("SELECT count(*) FROM task_event WHERE id >= ? AND id < ?", published.get(at),
+                        received.get(at)).get(0)
+                : "-";
+        return "first divergence at index " + at + " of " + received.size() + " received / " + published.size()
+                + " published; received " + received.subList(from, Math.min(received.size(), at + 3))
+                + ", published " + published.subList(from, Math.min(published.size(), at + 3))
+                + "; events between still in the table: " + missingStillInTable
+                + "; pruned_through " + Sql.column("SELECT pruned_through FROM event_retention").get(0)
+                + "; catch-ups " + meters.get("tasklane.sse.catchups").counter().count()
+                + "; live dropped " + meters.get("tasklane.sse.live.dropped").counter().count();
     }
 
     @Test
