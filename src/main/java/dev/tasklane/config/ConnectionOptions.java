@@ -1,5 +1,7 @@
 package dev.tasklane.config;
 
+import java.util.List;
+
 import io.r2dbc.postgresql.PostgresqlConnectionFactoryProvider;
 import org.springframework.boot.r2dbc.autoconfigure.ConnectionFactoryOptionsBuilderCustomizer;
 import org.springframework.context.annotation.Bean;
@@ -16,6 +18,8 @@ import org.springframework.context.annotation.Configuration;
  * dropped) is closed by the kernel's keepalive probes instead of staying in the pool until its
  * maximum life, every statement on it timing out. The probes' timing is the operating system's
  * ({@code net.ipv4.tcp_keepalive_*}); the statement timeout covers the time before they act.
+ *
+ * <p>Binary timestamps read as {@code Instant} without the driver's detour ({@link BinaryInstantCodec}).
  */
 @Configuration(proxyBeanMethods = false)
 class ConnectionOptions {
@@ -28,6 +32,9 @@ class ConnectionOptions {
             }
             if (!options.build().hasOption(PostgresqlConnectionFactoryProvider.TCP_KEEPALIVE)) {
                 options.option(PostgresqlConnectionFactoryProvider.TCP_KEEPALIVE, true);
+            }
+            if (!options.build().hasOption(PostgresqlConnectionFactoryProvider.EXTENSIONS)) {
+                options.option(PostgresqlConnectionFactoryProvider.EXTENSIONS, List.of(BinaryInstantCodec.registrar()));
             }
         };
     }
