@@ -348,9 +348,14 @@ public final class EventLog extends LoopLifecycle implements EventSource {
                     // The horizon covers an event before it is emitted: a subscriber that joins the
                     // live stream too late for it then reads a horizon that includes it and replays it.
                     delivered = event.id();
-                    hot.emitNext(new LiveEvent(event, SseFrames.of(event), lastEmitted),
-                            Sinks.EmitFailureHandler.busyLooping(Duration.ofMillis(50)));
+                    // The chain moves past an event before it is emitted: if the emission fails part-way
+                    // (a subscriber throws, the frame cannot be built), the subscribers it did not reach
+                    // see the next event linked to this one, a break, and catch up from the table,
+                    // instead of a next event linked to the one they had and this one lost unseen.
+                    long previous = lastEmitted;
                     lastEmitted = event.id();
+                    hot.emitNext(new LiveEvent(event, SseFrames.of(event), previous),
+                            Sinks.EmitFailureHandler.busyLooping(Duration.ofMillis(50)));
                     frontier[0] = Math.max(frontier[0], event.id());
                 })
                 .then(Mono.fromSupplier(() -> {
