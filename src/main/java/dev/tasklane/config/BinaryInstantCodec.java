@@ -59,7 +59,7 @@ final class BinaryInstantCodec implements Codec<Instant>, CodecMetadata {
     }
 
     /** The instant of a binary {@code timestamptz}: microseconds since 2000-01-01 UTC, read as the driver reads them. */
-    static Instant fromPostgresMicros(long micros) {
+    private static Instant fromPostgresMicros(long micros) {
         long seconds = micros / 1_000_000;
         int nanos = (int) (micros - seconds * 1_000_000) * 1000;
         return Instant.ofEpochSecond(julianShifted(seconds + POSTGRES_EPOCH), nanos);
