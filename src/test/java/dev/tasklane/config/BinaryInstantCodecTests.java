@@ -2,6 +2,7 @@ package dev.tasklane.config;
 
 import java.lang.management.ManagementFactory;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.SplittableRandom;
 
 import io.netty.buffer.ByteBuf;
@@ -15,30 +16,49 @@ import reactor.core.publisher.Mono;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** Binary timestamps read as the driver reads them, without its detour. */
+/** Binary timestamps read without the driver's detour, in PostgreSQL's calendar. */
 final class BinaryInstantCodecTests {
 
     private static final int TIMESTAMPTZ = PostgresqlObjectId.TIMESTAMPTZ.getObjectId();
     /** PostgreSQL's range of timestamptz: 4713 BC to 294276 AD, in microseconds from 2000-01-01. */
     private static final long LOWEST = -211_813_488_000_000_000L;
     private static final long HIGHEST = 9_214_646_400_000_000_000L;
+    /** 1582-10-15, the Gregorian calendar's first day, where the driver's Julian shift stops. */
+    private static final long REFORM = -13_165_977_600_000_000L;
+    private static final long POSTGRES_EPOCH = 946_684_800L;
 
     @Test
-    void readsEveryTimestampAsTheDriversOwnCodecDoes() {
+    void readsTimestampsFromTheGregorianReformOnAsTheDriversOwnCodecDoes() {
         DefaultCodecs driver = new DefaultCodecs(ByteBufAllocator.DEFAULT);
         DefaultCodecs withCodec = withCodec();
-        long[] edges = {0, 1, -1, 999_999, -999_999, 1_000_000, -1_000_001, LOWEST, HIGHEST, Long.MAX_VALUE,
+        long[] edges = {0, 1, -1, 999_999, -999_999, 1_000_000, -1_000_001, HIGHEST, Long.MAX_VALUE,
                 -946_684_800_000_000L, // 1970-01-01
-                -13_165_977_600_000_000L, -13_165_977_600_000_001L, // the Gregorian calendar's first day and before
-                -15_773_356_800_000_000L, -15_773_356_800_000_001L, // 1500-03-01 and before
-                -63_082_281_600_000_000L}; // 0001-01-01
+                REFORM};
         for (long micros : edges) {
             assertThat(decode(withCodec, micros)).as("%d µs", micros).isEqualTo(decode(driver, micros));
         }
         SplittableRandom random = new SplittableRandom(7);
         for (int i = 0; i < 200_000; i++) {
-            long micros = random.nextLong(LOWEST, HIGHEST);
+            long micros = random.nextLong(REFORM, HIGHEST);
             assertThat(decode(withCodec, micros)).as("%d µs", micros).isEqualTo(decode(driver, micros));
+        }
+    }
+
+    /** PostgreSQL and java.time both count in the proleptic Gregorian calendar; the driver turns Julian before the reform. */
+    @Test
+    void readsEarlierTimestampsInTheCalendarPostgreSQLWritesThem() {
+        DefaultCodecs withCodec = withCodec();
+        for (String at : new String[] {"1582-10-14T23:59:59.999999Z", "1582-10-04T12:00:00Z", "1500-02-28T00:00:00Z",
+                "1500-03-01T00:00:00.000001Z", "0001-01-01T00:00:00Z", "0000-12-31T23:59:59Z", "-4712-01-01T00:00:00Z"}) {
+            Instant instant = Instant.parse(at);
+            long micros = (instant.getEpochSecond() - POSTGRES_EPOCH) * 1_000_000 + instant.getNano() / 1000;
+            assertThat(decode(withCodec, micros)).as(at).isEqualTo(instant);
+        }
+        SplittableRandom random = new SplittableRandom(11);
+        for (int i = 0; i < 200_000; i++) {
+            long micros = random.nextLong(LOWEST, HIGHEST);
+            assertThat(decode(withCodec, micros)).as("%d µs", micros)
+                    .isEqualTo(Instant.ofEpochSecond(POSTGRES_EPOCH).plus(micros, ChronoUnit.MICROS));
         }
     }
 
