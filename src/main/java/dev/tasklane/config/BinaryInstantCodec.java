@@ -82,10 +82,8 @@ final class BinaryInstantCodec implements Codec<Instant>, CodecMetadata {
 
     @Override
     public @Nullable Instant decode(@Nullable ByteBuf buffer, int dataType, Format format, Class<? extends Instant> type) {
-        if (buffer == null || !canDecode(dataType, format, type)) {
-            return driverCodec.decode(buffer, dataType, format, type);
-        }
-        return fromPostgresMicros(buffer.readLong());
+        // The driver's lookup hands this codec only what canDecode accepts.
+        return buffer == null ? null : fromPostgresMicros(buffer.readLong());
     }
 
     @Override
