@@ -11,6 +11,7 @@ import java.util.UUID;
 
 import dev.tasklane.config.TasklaneProperties;
 import dev.tasklane.queue.Claim;
+import dev.tasklane.support.ExactJson;
 import dev.tasklane.support.StorableText;
 import dev.tasklane.worker.PullWorkers;
 import io.swagger.v3.oas.annotations.Operation;
@@ -180,14 +181,16 @@ class ClaimController {
         return pull.snooze(taskId, workerId.orElseThrow(), leaseId, Duration.ofSeconds(delaySeconds)).map(TaskJson::of);
     }
 
-    private String resultText(JsonFields fields, JsonNode value) {
-        String text = value.toString();
+    private @Nullable String resultText(JsonFields fields, JsonNode value) {
+        String unstorable = StorableText.unstorable(value);
+        if (unstorable != null) {
+            fields.invalid("result", unstorable);
+            return null;
+        }
+        String text = ExactJson.text(value);
         long bytes = text.getBytes(StandardCharsets.UTF_8).length;
         if (bytes > maxResultBytes) {
             throw new PayloadTooLargeException("result is " + bytes + " bytes; the limit is " + maxResultBytes);
-        }
-        if (!StorableText.isStorable(value)) {
-            fields.invalid("result", "must not contain NUL characters or unpaired surrogates");
         }
         return text;
     }

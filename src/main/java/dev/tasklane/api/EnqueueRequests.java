@@ -16,6 +16,7 @@ import java.util.regex.Pattern;
 
 import dev.tasklane.queue.DeclaredQueues;
 import dev.tasklane.queue.NewTask;
+import dev.tasklane.support.ExactJson;
 import dev.tasklane.support.StorableText;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.node.NullNode;
@@ -185,12 +186,12 @@ final class EnqueueRequests {
     }
 
     private String payloadText(JsonFields fields, JsonNode payload) {
-        if (!StorableText.isStorable(payload)) {
-            fields.invalid("payload", "must not contain NUL characters or unpaired surrogates"
-                    + " (PostgreSQL jsonb cannot store them)");
+        String unstorable = StorableText.unstorable(payload);
+        if (unstorable != null) {
+            fields.invalid("payload", unstorable);
             return null;
         }
-        String text = payload.toString();
+        String text = ExactJson.text(payload);
         long bytes = text.getBytes(StandardCharsets.UTF_8).length;
         if (bytes > maxPayloadBytes) {
             throw new PayloadTooLargeException(fields.path("payload") + " is " + bytes

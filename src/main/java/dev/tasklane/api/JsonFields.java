@@ -99,7 +99,7 @@ final class JsonFields {
         if (!value.isNumber()) {
             throw new MalformedRequestException(path(field), "must be a number");
         }
-        if (value.isFloatingPointNumber() && !Double.isFinite(value.doubleValue())) {
+        if ((value.isDouble() || value.isFloat()) && !Double.isFinite(value.doubleValue())) {
             invalid(field, "is out of range");
             return Optional.empty();
         }

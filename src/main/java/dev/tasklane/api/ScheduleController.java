@@ -17,6 +17,7 @@ import dev.tasklane.schedule.Cron;
 import dev.tasklane.schedule.Schedule;
 import dev.tasklane.schedule.ScheduleStore;
 import dev.tasklane.schedule.TaskTemplate;
+import dev.tasklane.support.ExactJson;
 import dev.tasklane.support.WireTime;
 import dev.tasklane.worker.HandlerRegistry;
 import io.swagger.v3.oas.annotations.Operation;
@@ -48,7 +49,7 @@ class ScheduleController {
 
     private static final Set<String> FIELDS = Set.of("cron", "timezone", "queue", "task", "overlap", "catchUp", "paused");
 
-    private static final JsonMapper JSON = JsonMapper.builder().build();
+    private static final JsonMapper JSON = ExactJson.MAPPER;
 
     private final ScheduleStore schedules;
     private final EnqueueRequests requests;

@@ -8,6 +8,7 @@ import java.util.Objects;
 
 import dev.tasklane.queue.Task;
 import dev.tasklane.queue.TaskStore;
+import dev.tasklane.support.ExactJson;
 import dev.tasklane.support.JsonbColumn;
 import io.r2dbc.spi.Readable;
 import org.jspecify.annotations.Nullable;
@@ -26,7 +27,7 @@ import tools.jackson.databind.node.ObjectNode;
 @Component
 public class ScheduleStore {
 
-    private static final JsonMapper JSON = JsonMapper.builder().build();
+    private static final JsonMapper JSON = ExactJson.MAPPER;
 
     /** The longest one schedule's round may hold its transaction. */
     private static final Duration ROUND_TIMEOUT = Duration.ofMinutes(1);
@@ -177,14 +178,14 @@ public class ScheduleStore {
         if (template.concurrencyKey() != null) {
             node.put("concurrencyKey", template.concurrencyKey());
         }
-        return node.toString();
+        return ExactJson.text(node);
     }
 
     static TaskTemplate template(String json) {
         JsonNode node = JSON.readTree(json);
         JsonNode payload = node.get("payload");
         JsonNode concurrencyKey = node.get("concurrencyKey");
-        return new TaskTemplate(node.get("type").stringValue(), payload == null ? null : payload.toString(),
+        return new TaskTemplate(node.get("type").stringValue(), payload == null ? null : ExactJson.text(payload),
                 node.get("priority").intValue(), node.get("maxAttempts").intValue(), node.get("timeoutSeconds").intValue(),
                 concurrencyKey == null ? null : concurrencyKey.stringValue());
     }

@@ -218,9 +218,10 @@ final class QueueWorker {
      */
     private Outcome success(Task task, Object result) {
         JsonNode tree = tools.json().valueToTree(result);
-        if (!StorableText.isStorable(tree)) {
-            return Outcome.failure(task, tools.workerId(), "the result cannot be stored: it holds NUL characters"
-                    + " or unpaired surrogates, which PostgreSQL's jsonb cannot hold", false, Duration.ZERO);
+        String unstorable = StorableText.unstorable(tree);
+        if (unstorable != null) {
+            return Outcome.failure(task, tools.workerId(), "the result cannot be stored: a result " + unstorable,
+                    false, Duration.ZERO);
         }
         String text = tools.json().writeValueAsString(tree);
         long bytes = text.getBytes(StandardCharsets.UTF_8).length;

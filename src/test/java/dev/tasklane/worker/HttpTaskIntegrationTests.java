@@ -40,6 +40,15 @@ final class HttpTaskIntegrationTests extends WorkerIntegrationTest {
     }
 
     @Test
+    void numbersInTheBodyAreSentAsTheyWereEnqueuedNotRoundedThroughADouble() {
+        long id = enqueue("{\"url\": \"" + server.url("/ok") + "\", \"body\": {\"amount\": 12345678901234567.25,"
+                + " \"rate\": 0.10, \"big\": 1e30}}");
+        tasks.awaitState(id, "succeeded", PATIENCE);
+        assertThat(server.requests()).singleElement().asString() // in jsonb's order of keys
+                .contains("\"amount\":12345678901234567.25", "\"rate\":0.10", "\"big\":1000000000000000000000000000000");
+    }
+
+    @Test
     void aBinaryBodySucceedsInBase64AndATextOneSaysItIsUtf8() {
         long binary = enqueue("{\"url\": \"" + server.url("/binary") + "\", \"method\": \"GET\"}");
         long text = enqueue("{\"url\": \"" + server.url("/ok") + "\", \"method\": \"GET\"}");
