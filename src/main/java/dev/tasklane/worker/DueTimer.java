@@ -37,6 +37,8 @@ final class DueTimer {
         }
     }
 
+    private static final Duration LONGEST = Duration.ofDays(1);
+
     private final Scheduler clock;
     private final SerializedSink<Long> fires = new SerializedSink<>();
     private final AtomicReference<@Nullable Slot> pending = new AtomicReference<>();
@@ -50,9 +52,14 @@ final class DueTimer {
         return fires.asFlux();
     }
 
-    /** Fires after {@code delay}, unless it already fires sooner. */
+    /**
+     * Fires after {@code delay}, unless it already fires sooner; after a day at most, since a
+     * task may be due in 9999, beyond what a long counts in nanoseconds (292 years). A fire that
+     * comes early only sends a claim that finds nothing and sets the timer again.
+     */
     void after(Duration delay) {
-        long deadline = clock.now(TimeUnit.NANOSECONDS) + delay.toNanos();
+        Duration bounded = delay.compareTo(LONGEST) > 0 ? LONGEST : delay;
+        long deadline = clock.now(TimeUnit.NANOSECONDS) + bounded.toNanos();
         while (true) {
             Slot current = pending.get();
             if (current != null && current.deadlineNanos - deadline <= 0) {
@@ -66,7 +73,7 @@ final class DueTimer {
                 current.dispose();
             }
             // Scheduled only once it is the pending slot, so that its fire always counts.
-            slot.task = clock.schedule(() -> fire(slot), Math.max(0, delay.toNanos()), TimeUnit.NANOSECONDS);
+            slot.task = clock.schedule(() -> fire(slot), Math.max(0, bounded.toNanos()), TimeUnit.NANOSECONDS);
             return;
         }
     }

@@ -4,6 +4,8 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 import dev.tasklane.testsupport.TaskFixtures;
 import dev.tasklane.testsupport.Tasks;
@@ -67,6 +69,24 @@ final class PullApiIntegrationTests extends WorkerIntegrationTest {
         long started = System.nanoTime();
         assertThat(claim("{\"workerId\": \"w\", \"waitSeconds\": 1}").get("tasks")).isEmpty();
         assertThat(Duration.ofNanos(System.nanoTime() - started)).isBetween(Duration.ofMillis(900), Duration.ofSeconds(5));
+    }
+
+    @Test
+    void aTaskDueInTheYear9999ArrivingDuringALongPollLeavesLaterPollsWokenAtOnce() throws Exception {
+        CompletableFuture<JsonNode> waiting = CompletableFuture.supplyAsync(() -> claim("{\"workerId\": \"w\", \"waitSeconds\": 1}"));
+        Thread.sleep(300);
+        long far = enqueue("{\"type\": \"t\", \"runAt\": \"9999-12-31T23:59:59Z\"}");
+        assertThat(waiting.get(10, TimeUnit.SECONDS).get("tasks")).isEmpty();
+        // Woken by the enqueue, a poll answers in milliseconds; the 2 s safety poll would take 1 s on average.
+        for (int round = 0; round < 4; round++) {
+            CompletableFuture<JsonNode> poll = CompletableFuture.supplyAsync(() -> claim("{\"workerId\": \"w\", \"waitSeconds\": 10}"));
+            Thread.sleep(300);
+            long id = enqueue("{\"type\": \"t\"}");
+            long enqueued = System.nanoTime();
+            assertThat(ids(poll.get(15, TimeUnit.SECONDS))).containsExactly(id);
+            assertThat(Duration.ofNanos(System.nanoTime() - enqueued)).as("round " + round).isLessThan(Duration.ofMillis(900));
+        }
+        tasks.post("/api/v1/tasks/" + far + "/cancel", 200);
     }
 
     @Test

@@ -35,6 +35,20 @@ final class DueTimerTests {
     }
 
     @Test
+    void aTimeCenturiesAwayFiresAfterADayAndLeavesEarlierOnesAlone() {
+        // runAt may be as late as 9999-12-31: further than a long of nanoseconds reaches (292 years)
+        timer.after(Duration.ofDays(366L * 8000));
+        clock.advanceTimeBy(Duration.ofHours(23));
+        timer.after(Duration.ofMinutes(30));
+        clock.advanceTimeBy(Duration.ofDays(2));
+        timer.after(Duration.ofDays(366L * 8000));
+        clock.advanceTimeBy(Duration.ofDays(1));
+        // the earlier time still wins; a far one fires after a day, and the claim it causes sets it again
+        assertThat(firedAt).containsExactly(Duration.ofMinutes(23 * 60 + 30).toMillis(),
+                Duration.ofHours(23).plusDays(3).toMillis());
+    }
+
+    @Test
     void afterFiringItCanBeSetAgainForALaterTime() {
         timer.after(Duration.ofSeconds(1));
         clock.advanceTimeBy(Duration.ofSeconds(1));

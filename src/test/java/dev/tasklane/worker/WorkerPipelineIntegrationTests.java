@@ -205,6 +205,23 @@ final class WorkerPipelineIntegrationTests extends WorkerIntegrationTest {
     }
 
     @Test
+    void aTaskDueInTheYear9999LeavesItsQueueWorkingOnWhatIsDueNow() {
+        long far = tasks.enqueue("wk-due", "{\"type\": \"noop\", \"runAt\": \"9999-12-31T23:59:59Z\"}")
+                .get("id").longValue();
+        try {
+            long now = tasks.enqueue("wk-due", "{\"type\": \"noop\"}").get("id").longValue();
+            long soon = tasks.enqueue("wk-due", "{\"type\": \"noop\", \"delaySeconds\": 1}").get("id").longValue();
+            // well within the 10 s safety poll: the wake-ups and the due timer still work
+            tasks.awaitState(now, "succeeded", Duration.ofSeconds(5));
+            JsonNode done = tasks.awaitState(soon, "succeeded", Duration.ofSeconds(5));
+            assertThat(Duration.between(Tasks.time(done, "runAt"), Tasks.time(done, "startedAt")))
+                    .isLessThan(Duration.ofMillis(500));
+        } finally {
+            tasks.post("/api/v1/tasks/" + far + "/cancel", 200);
+        }
+    }
+
+    @Test
     void anIdleQueuePicksUpANewTaskWithoutWaitingForThePoll() throws InterruptedException {
         Thread.sleep(300); // let the pipeline go idle after its first poll
         for (int i = 0; i < 5; i++) {
