@@ -15,7 +15,8 @@ import com.sun.net.httpserver.HttpServer;
  * A local HTTP server for {@code http} tasks to call: {@code /ok} answers 200 "hello",
  * {@code /flaky} 503 on its first call and 200 after, {@code /missing} 404, {@code /binary} 200
  * and {@code /binary-500} 500 with {@link #BINARY} (bytes that are no text: a NUL, invalid
- * UTF-8). It records every request it receives.
+ * UTF-8), {@code /headers} 200. It records every request it receives, and every header of them
+ * (names in lower case, values as their bytes in Latin-1).
  */
 public final class TestHttpServer implements AutoCloseable {
 
@@ -24,6 +25,7 @@ public final class TestHttpServer implements AutoCloseable {
 
     private final HttpServer server;
     private final List<String> requests = new CopyOnWriteArrayList<>();
+    private final List<String> headers = new CopyOnWriteArrayList<>();
     private final AtomicInteger flakyCalls = new AtomicInteger();
 
     public TestHttpServer() throws IOException {
@@ -33,8 +35,10 @@ public final class TestHttpServer implements AutoCloseable {
             String path = exchange.getRequestURI().getPath();
             String body = new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
             requests.add(exchange.getRequestMethod() + " " + path + " " + body);
+            exchange.getRequestHeaders().forEach((name, values) ->
+                    values.forEach(value -> headers.add(name.toLowerCase(java.util.Locale.ROOT) + ": " + value)));
             int status = switch (path) {
-                case "/ok", "/binary" -> 200;
+                case "/ok", "/binary", "/headers" -> 200;
                 case "/flaky" -> flakyCalls.incrementAndGet() == 1 ? 503 : 200;
                 case "/binary-500" -> 500;
                 default -> 404;
@@ -59,6 +63,10 @@ public final class TestHttpServer implements AutoCloseable {
 
     public List<String> requests() {
         return List.copyOf(requests);
+    }
+
+    public List<String> headers() {
+        return List.copyOf(headers);
     }
 
     @Override

@@ -128,6 +128,24 @@ final class HttpTaskIntegrationTests extends WorkerIntegrationTest {
                 + " \"headers\": {\"X-Trace\": \"1\"}}}");
     }
 
+    @Test
+    void headersThatCannotBeSentAreRefusedAtEnqueueAndTheOthersArriveAsGiven() {
+        // names are tokens; values are visible ASCII, space, tab or Latin-1: nothing else is sent unaltered
+        for (String header : new String[] {"\"X(A\": \"v\"", "\"X A\": \"v\"", "\"X-A\": \"\\u0001\"",
+                "\"X-A\": \"\\u007f\"", "\"X-A\": \"a\\r\\nX-B: 1\"", "\"X-A\": \"\\u0100\"", "\"X-A\": \"😀\""}) {
+            api().post().uri("/api/v1/queues/wk-http/tasks").contentType(org.springframework.http.MediaType.APPLICATION_JSON)
+                    .bodyValue("{\"type\": \"http\", \"payload\": {\"url\": \"" + server.url("/ok") + "\", \"headers\": {"
+                            + header + "}}}").exchange()
+                    .expectStatus().isEqualTo(422)
+                    .expectBody().jsonPath("$.errors[0].field").isEqualTo("payload");
+        }
+        long id = enqueue("{\"url\": \"" + server.url("/headers") + "\", \"method\": \"GET\", \"headers\":"
+                + " {\"X-Space\": \"a b\", \"X-Latin\": \"caf\\u00e9\", \"X~Token!\": \"v\"}}");
+        JsonNode done = tasks.awaitState(id, "succeeded", PATIENCE);
+        assertThat(done.get("attempt").intValue()).isEqualTo(1);
+        assertThat(server.headers()).contains("x-space: a b", "x-latin: caf\u00e9", "x~token!: v");
+    }
+
     private long enqueue(String payload) {
         return tasks.enqueue("wk-http", "{\"type\": \"http\", \"maxAttempts\": 3, \"payload\": " + payload + "}")
                 .get("id").longValue();

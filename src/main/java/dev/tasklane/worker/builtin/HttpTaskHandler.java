@@ -223,9 +223,20 @@ final class HttpTaskHandler implements TaskHandler {
         }
     }
 
+    /**
+     * RFC 9110's field name (a token) and value (visible ASCII, space, tab, and the bytes above
+     * 0x7F as Latin-1), as Netty checks them when it builds the request: a header it would refuse
+     * is refused at enqueue, not retried at every attempt, and none is sent altered (a character
+     * beyond Latin-1 would go out as '?').
+     */
     private static boolean validHeader(String name, String value) {
-        return !name.isEmpty() && name.chars().allMatch(c -> c > 32 && c < 127 && c != ':')
-                && value.chars().noneMatch(c -> c == '\r' || c == '\n' || c == 0);
+        return !name.isEmpty() && name.chars().allMatch(HttpTaskHandler::isTokenChar)
+                && value.chars().allMatch(c -> c == '\t' || (c >= 0x20 && c != 0x7F && c <= 0xFF));
+    }
+
+    private static boolean isTokenChar(int c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+                || "!#$%&'*+-.^_`|~".indexOf(c) >= 0;
     }
 
 }
