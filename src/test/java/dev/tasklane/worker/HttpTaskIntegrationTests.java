@@ -129,6 +129,18 @@ final class HttpTaskIntegrationTests extends WorkerIntegrationTest {
     }
 
     @Test
+    void aPortOutsideOneTo65535IsRefusedAtEnqueue() {
+        for (String url : new String[] {"http://example.org:0/", "http://example.org:65536/", "https://example.org:99999/x"}) {
+            api().post().uri("/api/v1/queues/wk-http/tasks").contentType(org.springframework.http.MediaType.APPLICATION_JSON)
+                    .bodyValue("{\"type\": \"http\", \"payload\": {\"url\": \"" + url + "\"}}").exchange()
+                    .expectStatus().isEqualTo(422)
+                    .expectBody().jsonPath("$.errors[0].message").value(message -> assertThat((String) message)
+                            .as(url).contains("a port is 1 to 65535"));
+        }
+        tasks.enqueue("wk-http-idle", "{\"type\": \"http\", \"payload\": {\"url\": \"http://example.org:65535/\"}}");
+    }
+
+    @Test
     void headersThatCannotBeSentAreRefusedAtEnqueueAndTheOthersArriveAsGiven() {
         // names are tokens; values are visible ASCII, space, tab or Latin-1: nothing else is sent unaltered
         for (String header : new String[] {"\"X(A\": \"v\"", "\"X A\": \"v\"", "\"X-A\": \"\\u0001\"",

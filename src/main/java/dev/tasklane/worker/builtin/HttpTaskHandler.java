@@ -210,6 +210,10 @@ final class HttpTaskHandler implements TaskHandler {
                 problems.add("payload.url must be an absolute http or https URL");
                 return null;
             }
+            if (url.getPort() == 0 || url.getPort() > 65_535) { // java.net.URI takes any number
+                problems.add("payload.url has port " + url.getPort() + "; a port is 1 to 65535");
+                return null;
+            }
             InetAddress literal = IpLiterals.parse(url.getHost());
             if (literal != null && !policy.allowsHost(url.getHost()) && !policy.allows(literal)) {
                 problems.add("payload.url points at " + literal.getHostAddress() + ", a loopback, private, link-local"
