@@ -48,6 +48,20 @@ final class WorkerPipelineIntegrationTests extends WorkerIntegrationTest {
     }
 
     @Test
+    void aSleepPayloadTakesWholeNumbersWrittenWithAFractionAndRefusesOthers() {
+        long id = tasks.enqueue("wk-basic", "{\"type\": \"sleep\", \"payload\": {\"durationMs\": 100.0, \"steps\": 2.00,"
+                + " \"failAttempts\": 0e3}}").get("id").longValue();
+        JsonNode done = tasks.awaitState(id, "succeeded", PATIENCE);
+        assertThat(done.get("result").get("sleptMs").longValue()).isEqualTo(100);
+        assertThat(done.get("progress").get("message").stringValue()).isEqualTo("step 2/2");
+        for (String payload : List.of("{\"durationMs\": 100.5}", "{\"steps\": 1e3000}", "{\"durationMs\": \"100\"}")) {
+            api().post().uri("/api/v1/queues/wk-basic/tasks").contentType(org.springframework.http.MediaType.APPLICATION_JSON)
+                    .bodyValue("{\"type\": \"sleep\", \"payload\": " + payload + "}").exchange()
+                    .expectStatus().isEqualTo(422).expectBody().jsonPath("$.errors[0].field").isEqualTo("payload");
+        }
+    }
+
+    @Test
     void aFailingAttemptIsRetriedWithBackoffUntilItSucceeds() {
         long id = tasks.enqueue("wk-retry", "{\"type\": \"sleep\", \"payload\": {\"failAttempts\": 2}}").get("id").longValue();
         JsonNode done = tasks.awaitState(id, "succeeded", PATIENCE);

@@ -1,5 +1,6 @@
 package dev.tasklane.worker.builtin;
 
+import java.math.BigDecimal;
 import java.util.List;
 
 import tools.jackson.databind.JsonNode;
@@ -16,10 +17,13 @@ final class PayloadFields {
         if (value == null || value.isNull()) {
             return fallback;
         }
-        if (!value.isIntegralNumber() || !value.canConvertToLong() || value.longValue() < min || value.longValue() > max) {
+        // 100.0 is the whole number 100, as many JSON writers put it (Python's for a float)
+        BigDecimal number = value.isNumber() && (value.isIntegralNumber() || value.isBigDecimal()) ? value.decimalValue() : null;
+        if (number == null || (number.signum() != 0 && number.stripTrailingZeros().scale() > 0)
+                || number.compareTo(BigDecimal.valueOf(min)) < 0 || number.compareTo(BigDecimal.valueOf(max)) > 0) {
             problems.add("payload." + field + " must be a whole number within " + min + ".." + max);
             return null;
         }
-        return value.longValue();
+        return number.longValueExact();
     }
 }
