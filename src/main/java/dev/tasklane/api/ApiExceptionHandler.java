@@ -4,6 +4,7 @@ import java.util.List;
 
 import dev.tasklane.queue.IllegalTransitionException;
 import dev.tasklane.queue.TaskNotFoundException;
+import dev.tasklane.support.StorableText;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -20,7 +21,10 @@ import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.RestControllerAdvice;
 import org.springframework.web.reactive.result.method.annotation.ResponseEntityExceptionHandler;
 import org.springframework.web.server.ServerWebExchange;
+import org.springframework.web.server.ServerWebInputException;
 import reactor.core.publisher.Mono;
+import tools.jackson.core.JacksonException;
+import tools.jackson.core.TokenStreamLocation;
 
 /**
  * The one place where failures become RFC 9457 problems: the service's own exceptions here,
@@ -87,6 +91,33 @@ class ApiExceptionHandler extends ResponseEntityExceptionHandler {
                 "The database cannot be reached right now; retry shortly", List.of());
         return ResponseEntity.status(response.getStatusCode()).contentType(MediaType.APPLICATION_PROBLEM_JSON)
                 .header(HttpHeaders.RETRY_AFTER, "1").body(response.getBody());
+    }
+
+    /**
+     * A body that is not JSON says where and why, as Jackson found it, instead of the framework's
+     * "Failed to read HTTP message". The request's own text is left out of it.
+     */
+    @Override
+    protected Mono<ResponseEntity<Object>> handleServerWebInputException(ServerWebInputException e, HttpHeaders headers,
+                                                                         HttpStatusCode status, ServerWebExchange exchange) {
+        if ("No request body".equals(e.getReason())) {
+            e.getBody().setTitle("Malformed request");
+            e.getBody().setDetail("The body is empty; this call takes a JSON object");
+        }
+        for (Throwable cause = e; cause != null; cause = cause.getCause()) {
+            if (cause instanceof JacksonException json) {
+                TokenStreamLocation at = json.getLocation();
+                String where = at == null || at.getLineNr() < 0 ? ""
+                        : " (line " + at.getLineNr() + ", column " + at.getColumnNr() + ")";
+                String why = String.valueOf(json.getOriginalMessage());
+                int source = why.indexOf(" (start marker at");
+                e.getBody().setTitle("Malformed request");
+                e.getBody().setDetail("The body is not valid JSON" + where + ": "
+                        + StorableText.sanitize(source < 0 ? why : why.substring(0, source), 300));
+                break;
+            }
+        }
+        return super.handleServerWebInputException(e, headers, status, exchange);
     }
 
     /**

@@ -253,6 +253,25 @@ final class TaskApiIntegrationTests extends IntegrationTest {
     }
 
     @Test
+    void aBodyThatIsNotJsonSaysWhereAndWhy() {
+        post("/api/v1/queues/q/tasks", "{\"type\": \"noop\",\n  \"priority\": }")
+                .expectStatus().isBadRequest()
+                .expectBody().jsonPath("$.title").isEqualTo("Malformed request")
+                .jsonPath("$.detail").value(detail -> assertThat((String) detail)
+                        .startsWith("The body is not valid JSON (line 2, column 15): Unexpected character ('}'"));
+        post("/api/v1/queues/q/tasks", "{\"type\": \"noop\"")
+                .expectStatus().isBadRequest()
+                .expectBody().jsonPath("$.detail").value(detail -> assertThat((String) detail)
+                        .startsWith("The body is not valid JSON").contains("end-of-input").doesNotContain("Source"));
+        post("/api/v1/queues/q/tasks", "{\"type\": \"noop\", \"payload\": " + "[".repeat(600) + "]".repeat(600) + "}")
+                .expectStatus().isBadRequest()
+                .expectBody().jsonPath("$.detail").value(detail -> assertThat((String) detail).contains("nesting depth"));
+        api().post().uri("/api/v1/queues/q/tasks").contentType(MediaType.APPLICATION_JSON).exchange()
+                .expectStatus().isBadRequest()
+                .expectBody().jsonPath("$.detail").isEqualTo("The body is empty; this call takes a JSON object");
+    }
+
+    @Test
     void aFieldOfTheWrongJsonTypeIs400NamingIt() {
         post("/api/v1/queues/q/tasks", "{\"type\": 12}")
                 .expectStatus().isBadRequest().expectBody().jsonPath("$.errors[0].field").isEqualTo("type");
