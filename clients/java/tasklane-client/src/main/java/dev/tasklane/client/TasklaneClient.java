@@ -28,6 +28,7 @@ import reactor.core.publisher.Mono;
 import reactor.util.retry.Retry;
 import tools.jackson.databind.DeserializationFeature;
 import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.cfg.JsonNodeFeature;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
@@ -63,7 +64,11 @@ public final class TasklaneClient {
     private final Duration responseTimeout;
 
     private TasklaneClient(Builder builder) {
-        this.json = JsonMapper.builder().disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES).build();
+        // Numbers in payloads and results come back as the service keeps them (exactly, as jsonb
+        // does), not rounded through a double.
+        this.json = JsonMapper.builder().disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
+                .enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
+                .disable(JsonNodeFeature.STRIP_TRAILING_BIGDECIMAL_ZEROES).build();
         WebClient.Builder web = builder.webClient != null ? builder.webClient.clone() : WebClient.builder();
         web.baseUrl(builder.baseUrl.replaceAll("/+$", "") + "/api/v1")
                 .codecs(codecs -> {

@@ -1,5 +1,6 @@
 package dev.tasklane.client;
 
+import java.math.BigDecimal;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -53,6 +54,17 @@ final class TasklaneClientTests {
         assertThat(page.next()).isNotNull();
         List<Long> all = client.listAll(TaskQuery.queue("listing").withLimit(2)).map(Task::id).collectList().block(PATIENCE);
         assertThat(all).containsExactly(batch.get(2).id(), batch.get(1).id(), batch.get(0).id(), first.id());
+    }
+
+    @Test
+    void payloadNumbersComeBackExactlyAsSent() {
+        BigDecimal amount = new BigDecimal("12345678901234567.25");
+        Task task = client.enqueue("exact", NewTask.of("report", Map.of("amount", amount, "rate", new BigDecimal("0.10"))))
+                .block(PATIENCE);
+        for (Task read : List.of(task, client.get(task.id()).block(PATIENCE))) {
+            assertThat(read.payload().get("amount").decimalValue()).isEqualTo(amount);
+            assertThat(read.payload().get("rate").decimalValue()).isEqualTo(new BigDecimal("0.10"));
+        }
     }
 
     @Test
