@@ -45,11 +45,6 @@ public final class StorableText {
         return true;
     }
 
-    /** Whether every string in a JSON value, keys included, and every number can be stored. */
-    public static boolean isStorable(JsonNode node) {
-        return unstorable(node) == null;
-    }
-
     /**
      * Why a JSON value cannot be stored as it is, as the end of a sentence about the field
      * ("must not ..."), or null when it can. Numbers must have at most {@value #MAX_DIGITS}

@@ -22,9 +22,9 @@ final class StorableTextTests {
 
     @Test
     void aJsonValueIsStorableOnlyIfEveryStringInItIs() {
-        assertThat(StorableText.isStorable(json.readTree("{\"a\": [1, \"x\", {\"b\": null}]}"))).isTrue();
-        assertThat(StorableText.isStorable(json.readTree("{\"a\": [\"x\\u0000\"]}"))).isFalse();
-        assertThat(StorableText.isStorable(json.readTree("{\"k\\u0000\": 1}"))).isFalse();
+        assertThat(StorableText.unstorable(json.readTree("{\"a\": [1, \"x\", {\"b\": null}]}"))).isNull();
+        assertThat(StorableText.unstorable(json.readTree("{\"a\": [\"x\\u0000\"]}"))).contains("NUL");
+        assertThat(StorableText.unstorable(json.readTree("{\"k\\u0000\": 1}"))).contains("NUL");
     }
 
     @Test
