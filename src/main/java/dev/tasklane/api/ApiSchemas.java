@@ -12,6 +12,11 @@ import org.jspecify.annotations.Nullable;
  */
 final class ApiSchemas {
 
+    /** How payloads and results are kept, said wherever one is sent. */
+    static final String EXACT_JSON = "Kept as PostgreSQL's jsonb keeps it: numbers exactly as sent (never rounded"
+            + " through a double), at most 1,000 digits before and after the decimal point (422 beyond); at most"
+            + " TASKLANE_MAX_PAYLOAD_BYTES (256 KiB) with its numbers written out (413 beyond).";
+
     private ApiSchemas() {
     }
 
@@ -19,7 +24,8 @@ final class ApiSchemas {
     record Enqueue(
             @Schema(requiredMode = Schema.RequiredMode.REQUIRED, pattern = "^[A-Za-z0-9_.:-]{1,128}$",
                     example = "sleep") String type,
-            @Schema(description = "Any JSON value, handed to the handler as is", example = "{\"durationMs\": 500}")
+            @Schema(description = "Any JSON value, handed to the handler as is. " + ApiSchemas.EXACT_JSON,
+                    example = "{\"durationMs\": 500}")
             @Nullable Object payload,
             @Schema(minimum = "-100", maximum = "100", defaultValue = "0", description = "Higher runs first")
             @Nullable Integer priority,
@@ -77,7 +83,7 @@ final class ApiSchemas {
     @Schema(name = "ScheduleTask", description = "The task each fire time makes")
     record ScheduleTask(
             @Schema(requiredMode = Schema.RequiredMode.REQUIRED, pattern = "^[A-Za-z0-9_.:-]{1,128}$") String type,
-            @Schema(description = "Any JSON value") @Nullable Object payload,
+            @Schema(description = "Any JSON value. " + ApiSchemas.EXACT_JSON) @Nullable Object payload,
             @Schema(minimum = "-100", maximum = "100", defaultValue = "0") @Nullable Integer priority,
             @Schema(minimum = "1", maximum = "100", defaultValue = "5") @Nullable Integer maxAttempts,
             @Schema(minimum = "1", maximum = "604800") @Nullable Integer timeoutSeconds,
@@ -141,7 +147,7 @@ final class ApiSchemas {
             @Schema(requiredMode = Schema.RequiredMode.REQUIRED) String workerId,
             @Schema(description = "The leaseId the claim handed out: act only on that lease (409 when stale)")
             @Nullable String leaseId,
-            @Schema(description = "Any JSON value") @Nullable Object result) {
+            @Schema(description = "Any JSON value. " + ApiSchemas.EXACT_JSON) @Nullable Object result) {
     }
 
     @Schema(name = "FailRequest")
