@@ -41,6 +41,7 @@ import dev.tasklane.testsupport.ServiceProcess;
 import dev.tasklane.testsupport.SseClient;
 import dev.tasklane.testsupport.Sql;
 import dev.tasklane.testsupport.TestDatabase;
+import org.jspecify.annotations.Nullable;
 import reactor.core.Disposable;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -386,7 +387,7 @@ public final class Benchmark {
     }
 
     /**
-     * From {@code java -jar} to the end of the first burn-down: a fresh replica whose queue
+     * From {@code java -jar} (see {@link #jar()}) to the end of the first burn-down: a fresh replica whose queue
      * already holds the tasks (enqueued through replica A, which does not work that queue).
      */
     private void coldStart(ServiceProcess a, Path out) throws Exception {
@@ -399,8 +400,7 @@ public final class Benchmark {
             Instant last = awaitSucceeded(queue, sizes.tasks());
             figures.add(new Figure("cold start: java to the end of the first burn-down of " + sizes.tasks(), "s",
                     Duration.between(started, last).toNanos() / 1e9, null, null, String.format(
-                    "serving HTTP after %.1f s; plain java, no JVM flags beyond -Xmx1g",
-                    Duration.between(started, served).toNanos() / 1e9)));
+                    "serving HTTP after %.1f s; %s", Duration.between(started, served).toNanos() / 1e9, launch())));
             cold.copyLog(out.resolve("replica-cold.log"));
         }
     }
@@ -592,11 +592,33 @@ public final class Benchmark {
         System.out.println(Instant.now() + " benchmark: " + what);
     }
 
+    /**
+     * The jar the replicas run with {@code java -jar}, as operators start the service: the bench
+     * profile builds it first and names it in {@code tasklane.bench.jar}. Without it (the smoke
+     * test, which runs before anything is packaged) they run from the test classpath.
+     */
+    private static @Nullable Path jar() {
+        String named = System.getProperty("tasklane.bench.jar");
+        if (named == null || named.isBlank()) {
+            return null;
+        }
+        Path jar = Path.of(named);
+        if (!Files.isRegularFile(jar)) {
+            throw new IllegalStateException("tasklane.bench.jar names " + jar + ", which does not exist: run the"
+                    + " benchmark as ./mvnw -B -Pbench verify, which packages the jar before it");
+        }
+        return jar;
+    }
+
+    private static String launch() {
+        return jar() != null ? "java -jar, no JVM flags beyond -Xmx1g" : "from the test classpath (no jar built: a smoke run)";
+    }
+
     private static ServiceProcess start(Map<String, String> settings, String heap) {
         try {
             Map<String, String> all = new java.util.HashMap<>(settings);
             all.put("TASKLANE_API_TOKENS", TOKEN);
-            return ServiceProcess.start(all, heap);
+            return ServiceProcess.start(jar(), all, heap);
         } catch (Exception e) {
             throw new IllegalStateException(e);
         }

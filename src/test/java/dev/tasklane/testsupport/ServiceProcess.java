@@ -11,10 +11,12 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import org.jspecify.annotations.Nullable;
+
 /**
- * The service as a process of its own, started from the test classpath on the test database the
- * way operators start it (environment variables): for tests about signals and logs, and for the
- * benchmark. Its output goes to a file, not a pipe, because a pipe's last lines can be lost when
+ * The service as a process of its own, started from the test classpath (or, for the benchmark,
+ * from the built jar with {@code java -jar}) on the test database the way operators start it
+ * (environment variables): for tests about signals and logs, and for the benchmark. Its output goes to a file, not a pipe, because a pipe's last lines can be lost when
  * the process exits.
  */
 public final class ServiceProcess implements AutoCloseable {
@@ -38,6 +40,18 @@ public final class ServiceProcess implements AutoCloseable {
      * @param jvmOptions options for its JVM, such as {@code -Xmx512m}
      */
     public static ServiceProcess start(Map<String, String> settings, String... jvmOptions) throws IOException {
+        return start(null, settings, jvmOptions);
+    }
+
+    /**
+     * Starts a replica and waits until it serves HTTP.
+     *
+     * @param jar the built jar to run with {@code java -jar}; null for the test classpath
+     * @param settings environment variables over the defaults (test database, port 0)
+     * @param jvmOptions options for its JVM, such as {@code -Xmx512m}
+     */
+    public static ServiceProcess start(@Nullable Path jar, Map<String, String> settings, String... jvmOptions)
+            throws IOException {
         TestDatabase.Coordinates database = TestDatabase.get();
         Map<String, String> environment = new LinkedHashMap<>();
         environment.put("SERVER_PORT", "0");
@@ -48,7 +62,8 @@ public final class ServiceProcess implements AutoCloseable {
         List<String> command = new java.util.ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         command.addAll(List.of(jvmOptions));
-        command.addAll(List.of("-cp", System.getProperty("java.class.path"), "dev.tasklane.TasklaneApplication"));
+        command.addAll(jar != null ? List.of("-jar", jar.toString())
+                : List.of("-cp", System.getProperty("java.class.path"), "dev.tasklane.TasklaneApplication"));
         ProcessBuilder builder = new ProcessBuilder(command);
         builder.environment().putAll(environment);
         Path log = Files.createTempFile("tasklane-process", ".log");
