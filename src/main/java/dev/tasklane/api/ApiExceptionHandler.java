@@ -95,7 +95,8 @@ class ApiExceptionHandler extends ResponseEntityExceptionHandler {
 
     /**
      * A body that is not JSON says where and why, as Jackson found it, instead of the framework's
-     * "Failed to read HTTP message". The request's own text is left out of it.
+     * "Failed to read HTTP message"; the reason may quote the offending token, but never an excerpt
+     * of the source around it.
      */
     @Override
     protected Mono<ResponseEntity<Object>> handleServerWebInputException(ServerWebInputException e, HttpHeaders headers,
