@@ -52,6 +52,15 @@ final class AuthIntegrationTests extends IntegrationTest {
     }
 
     @Test
+    void theDashboardIsOpenAlsoToAHeadRequest() {
+        anonymous().get().uri("/").exchange().expectStatus().isOk()
+                .expectHeader().contentTypeCompatibleWith(org.springframework.http.MediaType.TEXT_HTML).expectBody();
+        anonymous().head().uri("/").exchange().expectStatus().isOk()
+                .expectHeader().contentTypeCompatibleWith(org.springframework.http.MediaType.TEXT_HTML);
+        anonymous().head().uri("/app.css").exchange().expectStatus().isOk();
+    }
+
+    @Test
     void otherActuatorEndpointsAreClosedEvenWithAToken() {
         for (String path : new String[] {"/actuator", "/actuator/env", "/actuator/beans", "/actuator/metrics"}) {
             anonymous().get().uri(path).exchange().expectStatus().value(status ->
