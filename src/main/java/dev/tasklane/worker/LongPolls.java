@@ -23,6 +23,7 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Scheduler;
+import reactor.util.retry.Retry;
 
 /**
  * The long polls waiting on this replica, served by one claimer per queue: a wake-up costs one
@@ -63,12 +64,18 @@ final class LongPolls {
 
     void start() {
         Disposable.Composite started = Disposables.composite();
-        started.add(wakeups.all().subscribe(wakeup -> {
-            QueuePolls polls = byQueue.get(wakeup.queue());
-            if (polls != null) {
-                polls.wake(wakeup.delay());
-            }
-        }));
+        // Listened to again after a failure (a bug, say), or every long poll would wait for the
+        // safety poll from then on.
+        started.add(wakeups.all()
+                .doOnNext(wakeup -> {
+                    QueuePolls polls = byQueue.get(wakeup.queue());
+                    if (polls != null) {
+                        polls.wake(wakeup.delay());
+                    }
+                })
+                .doOnError(e -> log.error("Wake-ups for long polls failed; listening again", e))
+                .retryWhen(Retry.backoff(Long.MAX_VALUE, Duration.ofMillis(100)).maxBackoff(Duration.ofSeconds(5)))
+                .subscribe());
         started.add(Flux.merge(wakeups.missedWakeups().map(reconnected -> 0L),
                         Flux.interval(SAFETY_POLL, SAFETY_POLL, clock).onBackpressureDrop())
                 .subscribe(tick -> byQueue.values().forEach(QueuePolls::trigger)));

@@ -22,6 +22,7 @@ import reactor.core.Disposable;
 import reactor.core.Disposables;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.util.retry.Retry;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.databind.node.NullNode;
@@ -44,6 +45,8 @@ final class QueueWorker {
 
     private static final Logger log = LoggerFactory.getLogger(QueueWorker.class);
     private static final int MAX_ERROR_LENGTH = 4000;
+    private static final Duration TICKS_RETRY = Duration.ofMillis(100);
+    private static final Duration TICKS_MAX_RETRY = Duration.ofSeconds(5);
 
     /**
      * What the pipeline needs besides its queue, shared by every pipeline of the replica.
@@ -90,7 +93,12 @@ final class QueueWorker {
             return delay.isZero() ? 0L : -1L;
         }).filter(tick -> tick >= 0);
         Flux<Long> ticks = Flux.merge(Flux.interval(Duration.ZERO, tools.pollInterval(), tools.clock()).onBackpressureDrop(),
-                wakeups, dueTimer.fires(), tools.wakeups().missedWakeups().map(reconnected -> 0L), kicks.asFlux());
+                        wakeups, dueTimer.fires(), tools.wakeups().missedWakeups().map(reconnected -> 0L), kicks.asFlux())
+                // A source of ticks that fails (claims handle their own errors) must not end the
+                // pipeline: that would cancel the running attempts and leave the queue unworked until
+                // a restart. Listening again starts with a poll, for what came meanwhile.
+                .doOnError(e -> log.error("Wake-ups of queue {} failed; listening again", spec.queue(), e))
+                .retryWhen(Retry.backoff(Long.MAX_VALUE, TICKS_RETRY).maxBackoff(TICKS_MAX_RETRY));
         pipeline = ticks
                 .onBackpressureLatest()
                 .concatMap(tick -> claimFreeSlots(), 1)

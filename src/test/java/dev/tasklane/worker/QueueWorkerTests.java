@@ -16,6 +16,7 @@ import java.util.Queue;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 
 import dev.tasklane.queue.ClaimHandoff;
 import dev.tasklane.queue.Task;
@@ -120,6 +121,31 @@ class QueueWorkerTests {
         // A claim that failed says nothing about what waits: the slot that frees next looks.
         firstTaskEnds.tryEmitEmpty();
         await().atMost(Duration.ofSeconds(5)).until(() -> claims.get() == 3);
+    }
+
+    @Test
+    void aFailingSourceOfWakeUpsIsListenedToAgainAndTheRunningHandlersGoOn() {
+        AtomicReference<Sinks.Many<Wakeup>> listening = new AtomicReference<>();
+        when(wakeups.of(QUEUE)).thenReturn(Flux.defer(() -> {
+            Sinks.Many<Wakeup> sink = Sinks.many().multicast().directBestEffort();
+            listening.set(sink);
+            return sink.asFlux();
+        }));
+        Sinks.Empty<Void> taskEnds = Sinks.empty();
+        running = taskEnds.asMono();
+        answers.add(List.of(task(1)));
+        start(2);
+        await().atMost(Duration.ofSeconds(5)).until(() -> claims.get() == 1); // the poll takes the task
+
+        Sinks.Many<Wakeup> failing = listening.get();
+        failing.tryEmitError(new IllegalStateException("a bug in a source of wake-ups"));
+        // listened to again: a poll first, then wake-ups work as before
+        await().atMost(Duration.ofSeconds(5)).until(() -> listening.get() != failing && claims.get() == 2);
+        listening.get().tryEmitNext(new Wakeup(QUEUE, null));
+        await().atMost(Duration.ofSeconds(5)).until(() -> claims.get() == 3);
+
+        taskEnds.tryEmitEmpty();
+        await().atMost(Duration.ofSeconds(5)).until(() -> outcomes.get() == 1); // its handler was not cancelled
     }
 
     private void start(int concurrency) {
