@@ -378,7 +378,8 @@ public final class EventLog extends LoopLifecycle implements EventSource {
                         .map(tick -> true));
         return wakes
                 .onBackpressureLatest()
-                .concatMap(wake -> round()
+                // deferred: a round that throws before it returns its Mono fails that wake alone
+                .concatMap(wake -> Mono.defer(this::round)
                         .expand(pace -> round().delaySubscription(pace))
                         .then()
                         .onErrorResume(e -> {

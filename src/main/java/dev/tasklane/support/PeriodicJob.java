@@ -38,7 +38,8 @@ public abstract class PeriodicJob extends LoopLifecycle {
     protected Disposable startLoop() {
         return Flux.interval(firstDelay, interval)
                 .onBackpressureDrop()
-                .concatMap(tick -> runOnce()
+                // deferred, so that a round that throws before it returns its Mono fails that round alone
+                .concatMap(tick -> Mono.defer(this::runOnce)
                         .onErrorResume(e -> {
                             log.warn("{} failed: {}", name, e.toString());
                             return Mono.empty();
