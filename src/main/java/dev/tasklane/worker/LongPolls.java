@@ -45,6 +45,7 @@ final class LongPolls {
 
     private static final Logger log = LoggerFactory.getLogger(LongPolls.class);
     private static final Duration SAFETY_POLL = Duration.ofSeconds(2);
+    private static final Retry AGAIN = Retry.backoff(Long.MAX_VALUE, Duration.ofMillis(100)).maxBackoff(Duration.ofSeconds(5));
     private static final Duration CLAIM_GRACE = Duration.ofSeconds(1);
     private static final Object DELIVERED = new Object();
 
@@ -74,11 +75,14 @@ final class LongPolls {
                     }
                 })
                 .doOnError(e -> log.error("Wake-ups for long polls failed; listening again", e))
-                .retryWhen(Retry.backoff(Long.MAX_VALUE, Duration.ofMillis(100)).maxBackoff(Duration.ofSeconds(5)))
+                .retryWhen(AGAIN)
                 .subscribe());
         started.add(Flux.merge(wakeups.missedWakeups().map(reconnected -> 0L),
                         Flux.interval(SAFETY_POLL, SAFETY_POLL, clock).onBackpressureDrop())
-                .subscribe(tick -> byQueue.values().forEach(QueuePolls::trigger)));
+                .doOnNext(tick -> byQueue.values().forEach(QueuePolls::trigger))
+                .doOnError(e -> log.error("The long polls' safety poll failed; starting it again", e))
+                .retryWhen(AGAIN)
+                .subscribe());
         triggers = started;
     }
 

@@ -47,4 +47,14 @@ class LongPollsTests {
         listening.get().tryEmitError(new IllegalStateException("a bug in a source of wake-ups"));
         await().atMost(Duration.ofSeconds(5)).until(() -> subscriptions.get() == 2);
     }
+
+    @Test
+    void aFailingSignalOfMissedWakeUpsLeavesTheSafetyPollRunning() {
+        AtomicInteger subscriptions = new AtomicInteger();
+        when(wakeups.all()).thenReturn(Flux.never());
+        when(wakeups.missedWakeups()).thenReturn(Flux.defer(() -> subscriptions.incrementAndGet() == 1
+                ? Flux.error(new IllegalStateException("a bug in the reconnect signal")) : Flux.never()));
+        polls.start();
+        await().atMost(Duration.ofSeconds(5)).until(() -> subscriptions.get() == 2);
+    }
 }
