@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Optional;
 
 import dev.tasklane.support.StorableText;
+import dev.tasklane.support.WholeNumbers;
 import tools.jackson.databind.JsonNode;
 
 /**
@@ -113,11 +114,11 @@ final class JsonFields {
             return Optional.empty();
         }
         BigDecimal number = value.get();
-        if (number.signum() != 0 && number.stripTrailingZeros().scale() > 0) {
+        if (!WholeNumbers.isWhole(number)) {
             invalid(field, "must be a whole number");
             return Optional.empty();
         }
-        if (number.compareTo(BigDecimal.valueOf(min)) < 0 || number.compareTo(BigDecimal.valueOf(max)) > 0) {
+        if (!WholeNumbers.isWithin(number, min, max)) {
             invalid(field, "must be within " + min + ".." + max);
             return Optional.empty();
         }

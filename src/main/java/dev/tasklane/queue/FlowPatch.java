@@ -8,6 +8,7 @@ import java.util.Set;
 
 import dev.tasklane.queue.FlowLimits.Fairness;
 import dev.tasklane.queue.FlowLimits.Rate;
+import dev.tasklane.support.WholeNumbers;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.JsonNode;
 
@@ -155,11 +156,11 @@ public record FlowPatch(Change<Integer> maxRunning, Change<Integer> maxRunningPe
             return null;
         }
         BigDecimal number = value.decimalValue();
-        if (number.signum() != 0 && number.stripTrailingZeros().scale() > 0) {
+        if (!WholeNumbers.isWhole(number)) {
             problems.add(new Problem(at, "must be a whole number", false));
             return null;
         }
-        if (number.compareTo(BigDecimal.ONE) < 0 || number.compareTo(BigDecimal.valueOf(FlowLimits.MAX)) > 0) {
+        if (!WholeNumbers.isWithin(number, 1, FlowLimits.MAX)) {
             problems.add(new Problem(at, "must be within 1.." + FlowLimits.MAX + " (null clears it)", false));
             return null;
         }

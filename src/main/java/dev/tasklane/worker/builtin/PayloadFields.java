@@ -3,6 +3,7 @@ package dev.tasklane.worker.builtin;
 import java.math.BigDecimal;
 import java.util.List;
 
+import dev.tasklane.support.WholeNumbers;
 import tools.jackson.databind.JsonNode;
 
 /** Reads optional whole-number fields of a built-in type's payload, collecting what is wrong. */
@@ -17,10 +18,8 @@ final class PayloadFields {
         if (value == null || value.isNull()) {
             return fallback;
         }
-        // 100.0 is the whole number 100, as many JSON writers put it (Python's for a float)
-        BigDecimal number = value.isNumber() && (value.isIntegralNumber() || value.isBigDecimal()) ? value.decimalValue() : null;
-        if (number == null || (number.signum() != 0 && number.stripTrailingZeros().scale() > 0)
-                || number.compareTo(BigDecimal.valueOf(min)) < 0 || number.compareTo(BigDecimal.valueOf(max)) > 0) {
+        BigDecimal number = value.isIntegralNumber() || value.isBigDecimal() ? value.decimalValue() : null;
+        if (number == null || !WholeNumbers.isWhole(number) || !WholeNumbers.isWithin(number, min, max)) {
             problems.add("payload." + field + " must be a whole number within " + min + ".." + max);
             return null;
         }
