@@ -38,12 +38,20 @@ final class TraceparentIntegrationTests extends IntegrationTest {
     void anInvalidOrMissingTraceparentIsIgnoredAndTheTaskStillMade() {
         String queue = TaskFixtures.uniqueQueue("traceparent-bad");
         for (String bad : new String[] {"nonsense", "00-00000000000000000000000000000000-b7ad6b7169203331-01",
-                "01-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "00-0AF7651916CD43DD8448EB211C80319C-b7ad6b7169203331-01"}) {
+                "ff-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "00-0AF7651916CD43DD8448EB211C80319C-b7ad6b7169203331-01"}) {
             assertThat(enqueue("/api/v1/queues/" + queue + "/tasks", "{\"type\": \"t\"}", bad, 201).get("traceparent").isNull())
                     .as(bad).isTrue();
         }
         assertThat(enqueue("/api/v1/queues/" + queue + "/tasks", "{\"type\": \"t\"}", null, 201).get("traceparent").isNull())
                 .isTrue();
+    }
+
+    @Test
+    void aLaterVersionIsKeptAsTheVersion00HeaderItReadsAs() {
+        String queue = TaskFixtures.uniqueQueue("traceparent-v1");
+        JsonNode task = enqueue("/api/v1/queues/" + queue + "/tasks", "{\"type\": \"t\"}",
+                "01-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01-later-fields", 201);
+        assertThat(task.get("traceparent").stringValue()).isEqualTo(TRACEPARENT);
     }
 
     @Test
