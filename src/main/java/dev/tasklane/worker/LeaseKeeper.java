@@ -96,7 +96,7 @@ final class LeaseKeeper implements AttemptTracker {
         if (attempt == null) {
             return false;
         }
-        attempt.stop(reason);
+        stopQuietly(attempt, reason);
         return true;
     }
 
@@ -130,7 +130,8 @@ final class LeaseKeeper implements AttemptTracker {
         }
         List<LeaseKey> held = new ArrayList<>(attempts.keySet());
         long sentAt = nanoTime();
-        return renewals.renew(held, lease)
+        // Deferred: a renewal that throws before it returns fails this round only, never the loop.
+        return Flux.defer(() -> renewals.renew(held, lease))
                 .collectMap(renewal -> new LeaseKey(renewal.taskId(), renewal.leaseId()), LeaseRenewal::remaining)
                 .timeout(renewEvery, clock)
                 .doOnNext(granted -> {
@@ -143,7 +144,7 @@ final class LeaseKeeper implements AttemptTracker {
                         if (remaining != null) {
                             attempt.leaseUntil(sentAt + remaining.toNanos());
                         } else {
-                            attempt.stop(Attempt.Stop.LEASE_LOST);
+                            stopQuietly(attempt, Attempt.Stop.LEASE_LOST);
                         }
                     }
                 })
@@ -166,10 +167,23 @@ final class LeaseKeeper implements AttemptTracker {
         long now = nanoTime();
         for (Attempt attempt : attempts.values()) {
             if (attempt.timedOut(now)) {
-                attempt.stop(Attempt.Stop.TIMED_OUT);
+                stopQuietly(attempt, Attempt.Stop.TIMED_OUT);
             } else if (attempt.leaseEndsWithin(now, marginNanos) && !attempt.leaseEndsWithTimeout(marginNanos)) {
-                attempt.stop(Attempt.Stop.LEASE_LAPSED);
+                stopQuietly(attempt, Attempt.Stop.LEASE_LAPSED);
             }
+        }
+    }
+
+    /**
+     * Stops one attempt. Stopping runs whatever waits on it; should that throw, the failure is
+     * logged here, so that it cannot end the loop that stops the others (the deadline checks, the
+     * renewals, the subscription to other replicas' cancels).
+     */
+    private static void stopQuietly(Attempt attempt, Attempt.Stop reason) {
+        try {
+            attempt.stop(reason);
+        } catch (RuntimeException e) {
+            log.error("Stopping the attempt of task {} ({}) failed", attempt.task().id(), reason, e);
         }
     }
 }

@@ -12,6 +12,7 @@ import dev.tasklane.queue.Task;
 import dev.tasklane.queue.TaskState;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import reactor.core.publisher.BaseSubscriber;
 import reactor.core.publisher.Flux;
 import reactor.test.scheduler.VirtualTimeScheduler;
 
@@ -55,6 +56,41 @@ final class LeaseKeeperTests {
         clock.advanceTimeBy(Duration.ofSeconds(10));
         assertThat(calls.get()).isGreaterThanOrEqualTo(5);
         assertThat(attempt.stopReason()).isNull();
+    }
+
+    @Test
+    void aRenewalThatThrowsBeforeItIsSentFailsOnlyItsOwnRound() {
+        AtomicInteger calls = new AtomicInteger();
+        keeper = started((leases, lease) -> {
+            if (calls.incrementAndGet() == 1) {
+                throw new IllegalStateException("a statement that could not be built");
+            }
+            return Flux.fromIterable(leases).map(key -> new LeaseRenewal(key.taskId(), key.leaseId(), lease));
+        });
+        Attempt attempt = keeper.track(task(1, UUID.randomUUID(), LEASE, Duration.ofHours(1)), now());
+
+        clock.advanceTimeBy(Duration.ofSeconds(10));
+        assertThat(calls.get()).isGreaterThanOrEqualTo(5);
+        assertThat(attempt.stopReason()).isNull();
+    }
+
+    @Test
+    void aStopWhoseWaiterThrowsLeavesTheDeadlineChecksOfTheOthersRunning() {
+        keeper = started((leases, lease) -> Flux.never());
+        Attempt failing = keeper.track(task(1, UUID.randomUUID(), LEASE, Duration.ofSeconds(1)), now());
+        Attempt later = keeper.track(task(2, UUID.randomUUID(), LEASE, Duration.ofHours(1)), now());
+        failing.whenStopped().subscribe(new BaseSubscriber<Void>() {
+            @Override
+            protected void hookOnComplete() {
+                throw new IllegalStateException("a waiter that fails");
+            }
+        });
+
+        clock.advanceTimeBy(Duration.ofMillis(1100));
+        assertThat(failing.stopReason()).isEqualTo(Attempt.Stop.TIMED_OUT);
+        clock.advanceTimeBy(Duration.ofMillis(1400));
+        assertThat(later.stopReason()).isEqualTo(Attempt.Stop.LEASE_LAPSED);
+        assertThat(keeper.stop(new LeaseKey(1, failing.lease().leaseId()), Attempt.Stop.CANCELLED)).isTrue();
     }
 
     @Test
