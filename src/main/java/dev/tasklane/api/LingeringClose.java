@@ -53,7 +53,11 @@ class LingeringClose {
                 return;
             }
             lingering = true;
-            ScheduledFuture<?> deadline = ctx.executor().schedule(() -> ctx.close(promise), LINGER_MILLIS,
+            // The channel's close completes the caller's promise (the listener below), whoever
+            // closes it; the closes here carry promises of their own. Netty completes the promise
+            // it is handed after the close's listeners have run, and one completed twice is logged
+            // as a warning: on every connection a client reset, since the shutdown then fails.
+            ScheduledFuture<?> deadline = ctx.executor().schedule(() -> ctx.close(), LINGER_MILLIS,
                     TimeUnit.MILLISECONDS);
             channel.closeFuture().addListener(closed -> {
                 deadline.cancel(false);
@@ -61,7 +65,7 @@ class LingeringClose {
             });
             duplex.shutdownOutput().addListener(shut -> {
                 if (!shut.isSuccess()) {
-                    ctx.close(promise);
+                    ctx.close();
                 }
             });
             // The client's end of stream closes the channel (half-closure is not allowed): read until then.

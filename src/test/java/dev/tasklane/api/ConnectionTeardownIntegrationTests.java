@@ -10,6 +10,9 @@ import java.time.Duration;
 
 import dev.tasklane.testsupport.IntegrationTest;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.boot.test.web.server.LocalServerPort;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -20,6 +23,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * reaches the client whole: the body's bytes arriving after it must not turn the close into a
  * reset that destroys the answer. Without a lingering close a quarter to a half were lost.
  */
+@ExtendWith(OutputCaptureExtension.class)
 final class ConnectionTeardownIntegrationTests extends IntegrationTest {
 
     private static final int ROUNDS = 20;
@@ -64,6 +68,27 @@ final class ConnectionTeardownIntegrationTests extends IntegrationTest {
                     .isBetween(Duration.ofMillis(LingeringClose.LINGER_MILLIS / 2),
                             Duration.ofMillis(LingeringClose.LINGER_MILLIS + 2_000));
         }
+    }
+
+    @Test
+    void aClientThatResetsAKeptAliveConnectionLeavesNoWarningAndTheServerAnswering(CapturedOutput output)
+            throws Exception {
+        for (int round = 0; round < ROUNDS; round++) {
+            try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), port)) {
+                socket.setSoTimeout(10_000);
+                OutputStream out = socket.getOutputStream();
+                out.write(("GET /api/v1/token HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + TOKEN
+                        + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+                out.flush();
+                assertThat(socket.getInputStream().read()).isEqualTo('H');
+                // Closed with a reset, as a client does that closes with an answer left unread.
+                socket.setSoLinger(true, 0);
+            }
+        }
+        assertThat(headersThenBody("POST /api/v1/queues/q/tasks", "Bearer wrong", "application/json"))
+                .startsWith("HTTP/1.1 401 ");
+        Thread.sleep(200);
+        assertThat(output.getAll()).doesNotContain("Failed to mark a promise");
     }
 
     /**
