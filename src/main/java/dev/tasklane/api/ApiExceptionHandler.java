@@ -58,6 +58,16 @@ class ApiExceptionHandler extends ResponseEntityExceptionHandler {
                 .body(response.getBody());
     }
 
+    /** Only an uncompressed body is read; the compressed one was not read, so the connection closes. */
+    @ExceptionHandler
+    ResponseEntity<ProblemDetail> compressed(CompressedBodyException e) {
+        ResponseEntity<ProblemDetail> response =
+                problem(HttpStatus.UNSUPPORTED_MEDIA_TYPE, "Unsupported content encoding", e.getMessage(), List.of());
+        return ResponseEntity.status(response.getStatusCode()).contentType(MediaType.APPLICATION_PROBLEM_JSON)
+                .header(HttpHeaders.ACCEPT_ENCODING, "identity").header(HttpHeaders.CONNECTION, "close")
+                .body(response.getBody());
+    }
+
     @ExceptionHandler
     ResponseEntity<ProblemDetail> notFound(NotFoundException e) {
         return problem(HttpStatus.NOT_FOUND, e.title(), e.getMessage(), List.of());

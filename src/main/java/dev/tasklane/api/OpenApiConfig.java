@@ -98,7 +98,8 @@ class OpenApiConfig {
         if (operation.getRequestBody() != null) {
             responses.addApiResponse("400", problem("Malformed JSON, or a field of the wrong JSON type"));
             responses.addApiResponse("413", problem("The body or a payload is over its limit"));
-            responses.addApiResponse("415", problem("The body is not JSON"));
+            responses.addApiResponse("415", problem("The body is not JSON, or is sent compressed (a `Content-Encoding`"
+                    + " other than `identity`)"));
             responses.addApiResponse("422", problem("Invalid values; `errors` names each field"));
         }
         if (path.contains("{queue}") || path.contains("{name}") || path.equals("/api/v1/tasks")) {

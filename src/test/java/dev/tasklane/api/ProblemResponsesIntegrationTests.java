@@ -2,9 +2,11 @@ package dev.tasklane.api;
 
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
+import java.util.zip.GZIPOutputStream;
 
 import dev.tasklane.testsupport.IntegrationTest;
 import dev.tasklane.testsupport.RawHttp;
+import dev.tasklane.testsupport.TaskFixtures;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.http.MediaType;
@@ -55,6 +57,28 @@ final class ProblemResponsesIntegrationTests extends IntegrationTest {
     }
 
     @Test
+    void aCompressedBodyIs415WithAcceptEncodingAndEnqueuesNothing() throws Exception {
+        String queue = TaskFixtures.uniqueQueue("gzip");
+        byte[] task = "{\"type\": \"noop\"}".getBytes(StandardCharsets.UTF_8);
+        ByteArrayOutputStream zipped = new ByteArrayOutputStream();
+        try (GZIPOutputStream gzip = new GZIPOutputStream(zipped)) {
+            gzip.write(task);
+        }
+        byte[] gzipped = zipped.toByteArray();
+        String refused = RawHttp.exchange(port, head("POST /api/v1/queues/" + queue + "/tasks", "gzip", gzipped.length),
+                gzipped);
+        assertProblem(refused, 415);
+        assertThat(refused.toLowerCase()).contains("\r\naccept-encoding: identity\r\n").contains("content-encoding: gzip");
+        assertProblem(RawHttp.exchange(port, head("POST /api/v1/queues/" + queue + "/tasks/batch", "GZIP, identity",
+                gzipped.length), gzipped), 415);
+        assertProblem(RawHttp.exchange(port, head("POST /api/v1/nothing-here", "gzip", gzipped.length), gzipped), 404);
+        api().get().uri("/api/v1/tasks?queue={q}", queue).exchange().expectStatus().isOk()
+                .expectBody().jsonPath("$.tasks.length()").isEqualTo(0);
+        assertThat(RawHttp.exchange(port, head("POST /api/v1/queues/" + queue + "/tasks", "identity", task.length), task))
+                .startsWith("HTTP/1.1 201 ");
+    }
+
+    @Test
     void aBodyOverTheLimitIs413() {
         byte[] big = new byte[17 * 1024 * 1024];
         java.util.Arrays.fill(big, (byte) ' ');
@@ -65,6 +89,11 @@ final class ProblemResponsesIntegrationTests extends IntegrationTest {
                 .expectHeader().contentType(MediaType.APPLICATION_PROBLEM_JSON)
                 .expectBody().jsonPath("$.status").isEqualTo(413).jsonPath("$.title").isNotEmpty()
                 .jsonPath("$.detail").isNotEmpty();
+    }
+
+    private static byte[] head(String requestLine, String contentEncoding, int contentLength) {
+        return (requestLine + " HTTP/1.1\r\nContent-Type: application/json\r\nContent-Encoding: " + contentEncoding
+                + "\r\nContent-Length: " + contentLength).getBytes(StandardCharsets.US_ASCII);
     }
 
     private String raw(String head, String body) throws Exception {
