@@ -36,11 +36,11 @@ final class EventLogEmissionIntegrationTests extends IntegrationTest {
         eventLog.live().subscribe(thrower); // first: the emission reaches it before the observer
         eventLog.live().subscribe(observer);
         try {
-            long before = queuedEvent(tasks.enqueue(queue, "{\"type\": \"noop\"}").get("id").longValue());
+            long before = queuedEvent(queue, tasks.enqueue(queue, "{\"type\": \"noop\"}").get("id").longValue());
             await().atMost(Duration.ofSeconds(20)).until(() -> observer.ids().contains(before));
-            long missed = queuedEvent(tasks.enqueue(breaking, "{\"type\": \"noop\"}").get("id").longValue());
+            long missed = queuedEvent(breaking, tasks.enqueue(breaking, "{\"type\": \"noop\"}").get("id").longValue());
             await().atMost(Duration.ofSeconds(20)).until(() -> eventLog.delivered() >= missed);
-            long after = queuedEvent(tasks.enqueue(queue, "{\"type\": \"noop\"}").get("id").longValue());
+            long after = queuedEvent(queue, tasks.enqueue(queue, "{\"type\": \"noop\"}").get("id").longValue());
             await().atMost(Duration.ofSeconds(20)).until(() -> observer.ids().contains(after));
 
             assertThat(thrower.thrown).isTrue();
@@ -54,8 +54,9 @@ final class EventLogEmissionIntegrationTests extends IntegrationTest {
         }
     }
 
-    private static long queuedEvent(long taskId) {
-        return Long.parseLong(Sql.column("SELECT id FROM task_event WHERE task_id = ? AND name = 'queued'", taskId).get(0));
+    private static long queuedEvent(String queue, long taskId) {
+        return Long.parseLong(Sql.column("SELECT id FROM task_event WHERE task_id = ? AND queue = ? AND name = 'queued'",
+                taskId, queue).get(0));
     }
 
     /** A plain subscriber, no operator around it: what it throws reaches the emitter. */

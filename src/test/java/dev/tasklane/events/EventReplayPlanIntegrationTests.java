@@ -63,9 +63,10 @@ final class EventReplayPlanIntegrationTests {
         }
     }
 
+    /** Events of tasks that do not exist: negative ids, which no task of a later test can take. */
     private static void insertEvents(String queue, int count) {
         Sql.update("INSERT INTO task_event (task_id, queue, task_type, name, state, attempt, detail)"
-                + " SELECT g, ?, 't', 'queued', 'queued', 0, '{}' FROM generate_series(1, ?) g", queue, count);
+                + " SELECT -g, ?, 't', 'queued', 'queued', 0, '{}' FROM generate_series(1, ?) g", queue, count);
     }
 
     private static List<String> explain(String statement, Map<String, ?> values) throws Exception {
