@@ -2,6 +2,7 @@ package dev.tasklane.api;
 
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Set;
 import java.util.stream.Collectors;
 
@@ -40,7 +41,8 @@ class EventStreamController {
     /** Bytes of one stream on their way to the socket; with the live buffer and the batching, a stalled client costs about 320 KiB. */
     private static final int WRITE_BUDGET = 128 * 1024;
     private static final byte[] END_OF_STREAM = new byte[0];
-    private static final Set<String> EVENT_NAMES = Set.of("queued", "running", "progress", "succeeded", "failed",
+    /** In the order of a task's life, as the refusal of an unknown name lists them. */
+    private static final List<String> EVENT_NAMES = List.of("queued", "running", "progress", "succeeded", "failed",
             "cancelled");
 
     private final EventStreams streams;

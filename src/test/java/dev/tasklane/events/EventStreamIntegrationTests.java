@@ -125,6 +125,10 @@ final class EventStreamIntegrationTests extends WorkerIntegrationTest {
         assertThat(sse.status("/api/v1/tasks/1/events", "abc")).isEqualTo(400);
         assertThat(sse.status("/api/v1/events?lastEventId=x1", null)).isEqualTo(400);
         assertThat(sse.status("/api/v1/events?events=exploded", null)).isEqualTo(422);
+        api().get().uri("/api/v1/events?events=queued,exploded").accept(MediaType.TEXT_EVENT_STREAM).exchange()
+                .expectStatus().isEqualTo(422)
+                .expectBody().jsonPath("$.detail")
+                .isEqualTo("events: must be event names from [queued, running, progress, succeeded, failed, cancelled]");
     }
 
     /**
