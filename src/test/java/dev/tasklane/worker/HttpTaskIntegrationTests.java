@@ -110,6 +110,11 @@ final class HttpTaskIntegrationTests extends WorkerIntegrationTest {
                     .bodyValue("{\"type\": \"http\", \"payload\": " + payload + "}").exchange()
                     .expectStatus().isEqualTo(422).expectBody();
         }
+        api().post().uri("/api/v1/queues/wk-http/tasks").contentType(org.springframework.http.MediaType.APPLICATION_JSON)
+                .bodyValue("{\"type\": \"http\", \"payload\": {\"url\": \"http://example.org/\", \"method\": \"BREW\"}}")
+                .exchange().expectStatus().isEqualTo(422)
+                .expectBody().jsonPath("$.errors[0].message").value(message -> assertThat((String) message)
+                        .contains("[GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS]"));
     }
 
     @Test

@@ -46,7 +46,8 @@ import tools.jackson.databind.JsonNode;
 final class HttpTaskHandler implements TaskHandler {
 
     static final int MAX_BODY_BYTES = 64 * 1024;
-    private static final Set<String> METHODS = Set.of("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS");
+    /** In a fixed order: the refusal of another method lists them. */
+    private static final List<String> METHODS = List.of("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS");
     private static final long DEFAULT_TIMEOUT_MS = 10_000;
 
     /** What a payload asks for, once validated. */
@@ -195,7 +196,7 @@ final class HttpTaskHandler implements TaskHandler {
         return FRAMING_HEADERS.contains(lower) || lower.startsWith("proxy-");
     }
 
-    private static final java.util.Set<String> FRAMING_HEADERS = java.util.Set.of("host", "content-length",
+    private static final Set<String> FRAMING_HEADERS = Set.of("host", "content-length",
             "transfer-encoding", "connection", "upgrade", "te", "trailer");
 
     private @Nullable URI url(@Nullable JsonNode node, List<String> problems) {
