@@ -1,6 +1,7 @@
 package dev.tasklane.api;
 
 import java.util.List;
+import java.util.function.Consumer;
 
 import dev.tasklane.queue.IllegalTransitionException;
 import dev.tasklane.queue.TaskNotFoundException;
@@ -52,20 +53,19 @@ class ApiExceptionHandler extends ResponseEntityExceptionHandler {
 
     @ExceptionHandler
     ResponseEntity<ProblemDetail> requestTooLarge(DataBufferLimitException e) {
-        ResponseEntity<ProblemDetail> response = problem(HttpStatus.CONTENT_TOO_LARGE, "Request too large",
-                "The request body is larger than the configured limit", List.of());
-        return ResponseEntity.status(response.getStatusCode()).contentType(MediaType.APPLICATION_PROBLEM_JSON).header(HttpHeaders.CONNECTION, "close")
-                .body(response.getBody());
+        return withHeaders(problem(HttpStatus.CONTENT_TOO_LARGE, "Request too large",
+                "The request body is larger than the configured limit", List.of()),
+                headers -> headers.set(HttpHeaders.CONNECTION, "close"));
     }
 
     /** Only an uncompressed body is read; the compressed one was not read, so the connection closes. */
     @ExceptionHandler
     ResponseEntity<ProblemDetail> compressed(CompressedBodyException e) {
-        ResponseEntity<ProblemDetail> response =
-                problem(HttpStatus.UNSUPPORTED_MEDIA_TYPE, "Unsupported content encoding", e.getMessage(), List.of());
-        return ResponseEntity.status(response.getStatusCode()).contentType(MediaType.APPLICATION_PROBLEM_JSON)
-                .header(HttpHeaders.ACCEPT_ENCODING, "identity").header(HttpHeaders.CONNECTION, "close")
-                .body(response.getBody());
+        return withHeaders(problem(HttpStatus.UNSUPPORTED_MEDIA_TYPE, "Unsupported content encoding", e.getMessage(),
+                List.of()), headers -> {
+                    headers.set(HttpHeaders.ACCEPT_ENCODING, "identity");
+                    headers.set(HttpHeaders.CONNECTION, "close");
+                });
     }
 
     @ExceptionHandler
@@ -88,19 +88,16 @@ class ApiExceptionHandler extends ResponseEntityExceptionHandler {
 
     @ExceptionHandler
     ResponseEntity<ProblemDetail> tooManyStreams(TooManyStreamsException e) {
-        ResponseEntity<ProblemDetail> response = problem(HttpStatus.SERVICE_UNAVAILABLE, "Too many event streams",
-                e.getMessage(), List.of());
-        return ResponseEntity.status(response.getStatusCode()).contentType(MediaType.APPLICATION_PROBLEM_JSON)
-                .header(HttpHeaders.RETRY_AFTER, "5").body(response.getBody());
+        return withHeaders(problem(HttpStatus.SERVICE_UNAVAILABLE, "Too many event streams", e.getMessage(), List.of()),
+                headers -> headers.set(HttpHeaders.RETRY_AFTER, "5"));
     }
 
     @ExceptionHandler({DataAccessResourceFailureException.class, TransientDataAccessException.class})
     ResponseEntity<ProblemDetail> databaseUnavailable(RuntimeException e) {
         log.warn("Database unavailable: {}", e.getMessage());
-        ResponseEntity<ProblemDetail> response = problem(HttpStatus.SERVICE_UNAVAILABLE, "Database unavailable",
-                "The database cannot be reached right now; retry shortly", List.of());
-        return ResponseEntity.status(response.getStatusCode()).contentType(MediaType.APPLICATION_PROBLEM_JSON)
-                .header(HttpHeaders.RETRY_AFTER, "1").body(response.getBody());
+        return withHeaders(problem(HttpStatus.SERVICE_UNAVAILABLE, "Database unavailable",
+                "The database cannot be reached right now; retry shortly", List.of()),
+                headers -> headers.set(HttpHeaders.RETRY_AFTER, "1"));
     }
 
     /**
@@ -151,6 +148,13 @@ class ApiExceptionHandler extends ResponseEntityExceptionHandler {
             responseHeaders.set(HttpHeaders.CONNECTION, "close");
         }
         return super.createResponseEntity(body, responseHeaders, status, exchange);
+    }
+
+    /** The same problem, with headers of its own besides its content type. */
+    private static ResponseEntity<ProblemDetail> withHeaders(ResponseEntity<ProblemDetail> problem,
+                                                             Consumer<HttpHeaders> headers) {
+        return ResponseEntity.status(problem.getStatusCode()).contentType(MediaType.APPLICATION_PROBLEM_JSON)
+                .headers(headers).body(problem.getBody());
     }
 
     private static ResponseEntity<ProblemDetail> problem(HttpStatus status, String title, String detail,

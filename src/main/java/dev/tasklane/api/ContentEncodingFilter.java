@@ -26,7 +26,7 @@ final class ContentEncodingFilter implements WebFilter {
     @Override
     public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
         List<String> codings = exchange.getRequest().getHeaders().getOrEmpty(HttpHeaders.CONTENT_ENCODING);
-        if (codings.isEmpty() || codings.stream().allMatch(ContentEncodingFilter::isIdentity)) {
+        if (codings.stream().allMatch(ContentEncodingFilter::isIdentity)) {
             return chain.filter(exchange);
         }
         String named = String.join(", ", codings);

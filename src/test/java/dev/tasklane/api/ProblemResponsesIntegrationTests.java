@@ -87,6 +87,7 @@ final class ProblemResponsesIntegrationTests extends IntegrationTest {
         api().post().uri("/api/v1/queues/q/tasks").contentType(MediaType.APPLICATION_JSON).bodyValue(big).exchange()
                 .expectStatus().isEqualTo(413)
                 .expectHeader().contentType(MediaType.APPLICATION_PROBLEM_JSON)
+                .expectHeader().valueEquals("Connection", "close")
                 .expectBody().jsonPath("$.status").isEqualTo(413).jsonPath("$.title").isNotEmpty()
                 .jsonPath("$.detail").isNotEmpty();
     }

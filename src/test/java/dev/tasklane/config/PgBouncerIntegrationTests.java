@@ -148,7 +148,9 @@ final class PgBouncerIntegrationTests {
             locker.setAutoCommit(false);
             statement.execute("LOCK TABLE task IN ACCESS EXCLUSIVE MODE");
             long started = System.nanoTime();
-            api.get().uri("/api/v1/tasks?queue=" + QUEUE + "&limit=1").exchange().expectStatus().isEqualTo(503);
+            api.get().uri("/api/v1/tasks?queue=" + QUEUE + "&limit=1").exchange().expectStatus().isEqualTo(503)
+                    .expectHeader().valueEquals("Retry-After", "1")
+                    .expectHeader().contentType("application/problem+json");
             assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(10));
             locker.rollback();
         }
