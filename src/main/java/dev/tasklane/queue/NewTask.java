@@ -30,7 +30,7 @@ public record NewTask(String type, @Nullable String payload, int priority, @Null
 
     /** Which existing tasks with the same unique key make an enqueue answer with them instead. */
     public enum UniqueScope {
-        /** One that has not started yet (queued, attempt 0). */
+        /** One that has not started yet (queued, never claimed: a snooze does not make it waiting again). */
         WAITING,
         /** One that is not terminal. */
         ACTIVE,

@@ -95,7 +95,7 @@ final class TaskSql {
             SELECT * FROM task
             WHERE queue = :queue AND unique_key = :key
               AND CASE :scope
-                      WHEN 'waiting' THEN state = 'queued' AND attempt = 0
+                      WHEN 'waiting' THEN state = 'queued' AND started_at IS NULL
                       WHEN 'active' THEN state IN ('queued', 'running')
                       ELSE created_at > clock_timestamp() - :windowSeconds * interval '1 second'
                   END
@@ -104,7 +104,7 @@ final class TaskSql {
             """;
 
     /**
-     * A debounced enqueue that finds the key's task still waiting (queued, attempt 0): replaces
+     * A debounced enqueue that finds the key's task still waiting (queued, never started): replaces
      * its payload and moves its run to now + the delay, never past its debounce_until (least()
      * ignores a null bound); writes a queued event with the new runAt. A claim that holds the row
      * makes this wait and then find it running, so nothing is moved.
@@ -112,7 +112,7 @@ final class TaskSql {
     static final String DEBOUNCE = """
             WITH target AS (
                 SELECT id FROM task
-                WHERE queue = :queue AND debounce_key = :key AND state = 'queued' AND attempt = 0
+                WHERE queue = :queue AND debounce_key = :key AND state = 'queued' AND started_at IS NULL
                 ORDER BY id DESC
                 LIMIT 1
                 FOR UPDATE

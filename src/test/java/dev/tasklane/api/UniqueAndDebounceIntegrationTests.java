@@ -176,6 +176,28 @@ final class UniqueAndDebounceIntegrationTests extends IntegrationTest {
     }
 
     @Test
+    void aDebouncedTaskThatRanAndSnoozedIsNotWaitingSoTheNextEnqueueMakesANewTask() {
+        String body = "{\"type\": \"t\", \"payload\": {\"v\": 1}, \"debounce\": {\"key\": \"k\", \"delaySeconds\": 0}}";
+        long id = tasks.enqueue(queue, body).get("id").longValue();
+        JsonNode snoozed = snooze(claim(1).get(0), 3600);
+        assertThat(snoozed.get("attempt").intValue()).isZero();
+
+        JsonNode next = tasks.enqueue(queue, "{\"type\": \"t\", \"payload\": {\"v\": 2}, \"debounce\": {\"key\": \"k\", \"delaySeconds\": 5}}");
+        assertThat(next.get("id").longValue()).isNotEqualTo(id);
+        JsonNode untouched = tasks.get(id);
+        assertThat(untouched.get("payload").get("v").intValue()).isEqualTo(1);
+        assertThat(untouched.get("runAt").stringValue()).isEqualTo(snoozed.get("runAt").stringValue());
+    }
+
+    @Test
+    void aUniqueWaitingTaskThatRanAndSnoozedNoLongerAnswersLaterEnqueues() {
+        String body = "{\"type\": \"t\", \"unique\": {\"key\": \"u\", \"scope\": \"waiting\"}}";
+        long id = tasks.enqueue(queue, body).get("id").longValue();
+        snooze(claim(1).get(0), 3600);
+        assertThat(tasks.enqueue(queue, body).get("id").longValue()).isNotEqualTo(id);
+    }
+
+    @Test
     void badUniqueAndDebounceOptionsAre422NamingTheField() {
         assertInvalid("{\"type\": \"t\", \"unique\": {\"scope\": \"forever\"}}", "unique.scope");
         assertInvalid("{\"type\": \"t\", \"unique\": {\"scope\": \"window\"}}", "unique.windowSeconds");
@@ -239,6 +261,13 @@ final class UniqueAndDebounceIntegrationTests extends IntegrationTest {
         api().post().uri("/api/v1/tasks/{id}/complete", claimed.get("id").longValue()).contentType(MediaType.APPLICATION_JSON)
                 .bodyValue("{\"workerId\": \"w\", \"leaseId\": \"" + claimed.get("leaseId").stringValue() + "\"}")
                 .exchange().expectStatus().isOk();
+    }
+
+    private JsonNode snooze(JsonNode claimed, int delaySeconds) {
+        return api().post().uri("/api/v1/tasks/{id}/snooze", claimed.get("id").longValue()).contentType(MediaType.APPLICATION_JSON)
+                .bodyValue("{\"workerId\": \"w\", \"leaseId\": \"" + claimed.get("leaseId").stringValue()
+                        + "\", \"delaySeconds\": " + delaySeconds + "}")
+                .exchange().expectStatus().isOk().expectBody(JsonNode.class).returnResult().getResponseBody();
     }
 
     private List<JsonNode> listed() {
