@@ -332,6 +332,19 @@ final class FlowControlApiIntegrationTests extends IntegrationTest {
     }
 
     @Test
+    void claimsUnderAQueueWideRateCountForTheirOwnKeysOnceTheRateGoesByKey() {
+        patch("{\"rate\": {\"count\": 3, \"periodSeconds\": 60}}", 200);
+        enqueueBatch(IntStream.range(0, 3).mapToObj(i -> "{\"type\": \"t\", \"concurrencyKey\": \"a\"}").toList());
+        assertThat(ids(claim("{\"workerId\": \"w\", \"max\": 10}"))).hasSize(3);
+
+        patch("{\"rate\": null, \"ratePerKey\": {\"count\": 3, \"periodSeconds\": 60}}", 200);
+        enqueueBatch(IntStream.range(0, 3).mapToObj(i -> "{\"type\": \"t\", \"concurrencyKey\": \"a\"}").toList());
+        enqueueBatch(IntStream.range(0, 3).mapToObj(i -> "{\"type\": \"t\"}").toList());
+        // key a started its 3 within the window; the tasks without a key started none
+        assertThat(keysOf(claim("{\"workerId\": \"w\", \"max\": 10}").get("tasks"))).containsExactly("", "", "");
+    }
+
+    @Test
     void aLongPollHeldBackByTheRateAnswersWhenTheWindowMoves() throws Exception {
         patch("{\"ratePerKey\": {\"count\": 1, \"periodSeconds\": 1}}", 200);
         tasks.enqueue(queue, "{\"type\": \"t\", \"concurrencyKey\": \"k\"}");
