@@ -131,6 +131,18 @@ public final class EventLog extends LoopLifecycle implements EventSource {
         return delivered;
     }
 
+    @Override
+    public long establishedHorizon() {
+        return delivered;
+    }
+
+    @Override
+    public Mono<Long> lastAssigned() {
+        return db.sql(EventSql.LAST_ASSIGNED)
+                .map(row -> Objects.requireNonNull(row.get("last_id", Long.class)))
+                .one();
+    }
+
     /** Waits until the reader has established a horizon (it has after its first rounds). */
     @Override
     public Mono<Long> horizon() {

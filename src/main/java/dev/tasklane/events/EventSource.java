@@ -18,6 +18,15 @@ interface EventSource {
     /** The id up to which every event has been delivered on {@link #live()}, once known: never below one emitted. */
     Mono<Long> horizon();
 
+    /** {@link #horizon()} if the reader has established one, without waiting; -1 before it has. */
+    long establishedHorizon();
+
+    /**
+     * The last event id handed out so far, its event committed or not: where "from now on" begins
+     * for a stream opened before the reader has established a horizon.
+     */
+    Mono<Long> lastAssigned();
+
     /** The highest event id retention has deleted; 0 when it has deleted none. */
     Mono<Long> prunedThrough();
 

@@ -34,6 +34,12 @@ final class EventSql {
             FROM seq
             """;
 
+    /** The last event id handed out so far, whether its transaction has committed or not. Locks nothing. */
+    static final String LAST_ASSIGNED = """
+            SELECT CASE WHEN is_called THEN last_value ELSE last_value - 1 END AS last_id
+            FROM task_event_id_seq
+            """;
+
     /**
      * Events in (:after, :upTo], in id order, a page at a time; only the names in :names when it
      * is not empty (a filter on the primary key's range).

@@ -166,8 +166,8 @@ public final class EventStreams {
      * Replays from the table after the cursor, then follows the live stream. The live stream is
      * subscribed (and buffers) before the replay reads the horizon, so an event delivered while
      * the replay runs is not missed; ids at or below what was already sent are dropped, so none is
-     * sent twice. The stream's first frame goes out once the live stream is subscribed: from then
-     * on every event is included. A break in the live stream's chain of ids, or the mark a full
+     * sent twice. The stream's first frame goes out once the live stream is subscribed, before
+     * anything waits on the database: from then on every event is included. A break in the live stream's chain of ids, or the mark a full
      * buffer leaves, ends the segment with {@link MissedLiveEvents}.
      */
     private Flux<LiveEvent> segment(Cursor cursor, boolean gapsPossible, Predicate<TaskEvent> wanted,
@@ -181,25 +181,41 @@ public final class EventStreams {
                 .handle(buffer::admit)
                 .onBackpressureBuffer(), // bounded in bytes by the buffer's admission
                 () -> liveSubscribed.tryEmitValue(true));
-        Flux<LiveEvent> history = eventLog.horizon().flatMapMany(horizon -> {
+        Flux<LiveEvent> opened = cursor.opened ? Flux.empty() : Flux.defer(() -> {
+            cursor.opened = true;
+            return Flux.just(LiveEvent.control(SseFrames.OPENED));
+        });
+        Flux<LiveEvent> replayed = startingPoint(cursor).flatMapMany(from -> eventLog.horizon().flatMapMany(horizon -> {
             horizonUsed.set(horizon);
-            Flux<LiveEvent> opened = cursor.opened ? Flux.empty() : Flux.defer(() -> {
-                cursor.opened = true;
-                return Flux.just(LiveEvent.control(SseFrames.OPENED));
-            });
-            if (cursor.lastSent < 0) {
-                cursor.lastSent = horizon;
-                return opened;
-            }
+            cursor.lastSent = from;
             Flux<LiveEvent> gap = gapsPossible && after >= 0
                     ? eventLog.prunedThrough().filter(pruned -> pruned > after)
                             .map(pruned -> LiveEvent.control(SseFrames.gap(pruned))).flux()
                     : Flux.empty();
-            return opened.concatWith(gap).concatWith(replay.apply(cursor.lastSent, horizon).map(LiveEvent::replayed));
-        }).delaySubscription(liveSubscribed.asMono());
+            return gap.concatWith(replay.apply(from, horizon).map(LiveEvent::replayed));
+        }));
+        // The first frame waits for nothing but the live subscription: a replica whose reader has
+        // not yet proven a horizon (a fresh one behind a long transaction) still opens its streams.
+        Flux<LiveEvent> history = opened.concatWith(replayed).delaySubscription(liveSubscribed.asMono());
         return Flux.mergeSequential(1, history, live)
                 .doOnNext(buffer::release)
                 .handle((item, sink) -> pass(item, sink, cursor, lastLive, horizonUsed));
+    }
+
+    /**
+     * Where the segment's replay begins: after the cursor, or for a stream "from now on" the
+     * reader's horizon, or, before the reader has established one, the last event id handed out
+     * (an event committed after the stream opened then has a larger id, and the replay up to the
+     * horizon sends it). Asked once the first frame is out.
+     */
+    private Mono<Long> startingPoint(Cursor cursor) {
+        return Mono.defer(() -> {
+            if (cursor.lastSent >= 0) {
+                return Mono.just(cursor.lastSent);
+            }
+            long established = eventLog.establishedHorizon();
+            return established >= 0 ? Mono.just(established) : eventLog.lastAssigned();
+        });
     }
 
     /**

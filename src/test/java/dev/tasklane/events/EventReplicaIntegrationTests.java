@@ -47,6 +47,39 @@ final class EventReplicaIntegrationTests {
     private static final int STALLED = 20;
 
     @Test
+    void aFreshReplicaWhoseReaderIsHeldBackOpensItsStreamsAtOnceAndSendsWhatCommitsAfterwards() throws Exception {
+        String queue = TaskFixtures.uniqueQueue("held-back");
+        // An event id taken by a transaction that stays open: only the proof by xmin can close the
+        // hole, so a replica started now cannot establish its reader's horizon until it commits.
+        try (Connection hole = TestDatabase.get().connect()) {
+            hole.setAutoCommit(false);
+            hole.createStatement().execute("SELECT pg_current_xact_id(), nextval('task_event_id_seq')");
+            try (ConfigurableApplicationContext replica = Replicas.start("", Map.of())) {
+                SseClient sse = new SseClient(Replicas.port(replica));
+                List<SseClient.Event> all = new CopyOnWriteArrayList<>();
+                java.util.concurrent.CountDownLatch opened = new java.util.concurrent.CountDownLatch(1);
+                Disposable subscription = sse.events("/api/v1/events?queue=" + queue, null, opened::countDown)
+                        .subscribe(all::add);
+                try {
+                    assertThat(opened.await(2, java.util.concurrent.TimeUnit.SECONDS)).as("headers while held back").isTrue();
+                    long id = new Tasks(client(replica)).enqueue(queue, "{\"type\": \"t\"}").get("id").longValue();
+                    java.util.concurrent.CountDownLatch taskOpened = new java.util.concurrent.CountDownLatch(1);
+                    Disposable ofTask = sse.events("/api/v1/tasks/" + id + "/events", null, taskOpened::countDown).subscribe();
+                    assertThat(taskOpened.await(2, java.util.concurrent.TimeUnit.SECONDS)).as("task stream headers").isTrue();
+                    ofTask.dispose();
+
+                    hole.commit();
+                    await().atMost(Duration.ofSeconds(10)).until(() -> !all.isEmpty());
+                    assertThat(all.get(0).event()).isEqualTo("queued");
+                    assertThat(all.get(0).data()).contains("\"taskId\":" + id + ",");
+                } finally {
+                    subscription.dispose();
+                }
+            }
+        }
+    }
+
+    @Test
     void anEventCausedOnOneReplicaReachesSubscribersOnAnotherWithoutWaitingForAPoll() throws Exception {
         String queue = TaskFixtures.uniqueQueue("fan-out");
         // Polls so slow that only the NOTIFY between replicas can explain a prompt delivery.

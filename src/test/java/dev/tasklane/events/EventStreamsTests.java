@@ -124,6 +124,71 @@ final class EventStreamsTests {
     }
 
     @Test
+    void aStreamOpensBeforeTheReaderHasAHorizonAndSendsWhatCommittedAfterItOpened() {
+        Sinks.Many<LiveEvent> live = Sinks.many().multicast().directBestEffort();
+        Sinks.One<Long> firstHorizon = Sinks.one();
+        // a fresh replica whose reader cannot prove a horizon yet: 50 ids handed out when the stream opens
+        QuietSource source = new QuietSource(live.asFlux()) {
+            @Override
+            public Mono<Long> horizon() {
+                return firstHorizon.asMono();
+            }
+
+            @Override
+            public long establishedHorizon() {
+                return -1;
+            }
+
+            @Override
+            public Mono<Long> lastAssigned() {
+                return Mono.just(50L);
+            }
+
+            @Override
+            public Flux<TaskEvent> range(long after, long upTo, EventFilter filter) {
+                return Flux.just(event(49), event(55)).filter(e -> e.id() > after && e.id() <= upTo);
+            }
+        };
+        EventStreams streams = new EventStreams(source, new SimpleMeterRegistry(), 10);
+
+        StepVerifier.create(streams.all(null, EventFilter.ALL).map(frame -> new String(frame, StandardCharsets.UTF_8)))
+                .expectNextMatches(frame -> frame.startsWith(": connected"))
+                .expectNoEvent(Duration.ofMillis(200))
+                .then(() -> {
+                    firstHorizon.tryEmitValue(60L);
+                    live.tryEmitNext(new LiveEvent(event(61), SseFrames.of(event(61)), 60));
+                })
+                .expectNextMatches(frame -> frame.startsWith("id: 55\n"))
+                .expectNextMatches(frame -> frame.startsWith("id: 61\n"))
+                .thenCancel()
+                .verify(PATIENCE);
+    }
+
+    @Test
+    void aResumedStreamOpensBeforeTheReaderHasAHorizon() {
+        QuietSource source = new QuietSource(Flux.never()) {
+            @Override
+            public Mono<Long> horizon() {
+                return Mono.never();
+            }
+
+            @Override
+            public Mono<Long> prunedThrough() {
+                return Mono.never();
+            }
+        };
+        EventStreams streams = new EventStreams(source, new SimpleMeterRegistry(), 10);
+        StepVerifier.create(streams.all(7L, EventFilter.ALL).map(frame -> new String(frame, StandardCharsets.UTF_8)))
+                .expectNextMatches(frame -> frame.startsWith(": connected"))
+                .thenCancel()
+                .verify(Duration.ofSeconds(1));
+        StepVerifier.create(streams.task(3, 0, 9).map(frame -> new String(frame, StandardCharsets.UTF_8)))
+                .expectNextMatches(frame -> frame.startsWith(": connected"))
+                .thenCancel()
+                .verify(Duration.ofSeconds(1));
+    }
+
+    @Test
     void aFullStreamIsRefused() {
         QuietSource source = new QuietSource(Flux.never());
         EventStreams streams = new EventStreams(source, new SimpleMeterRegistry(), 1);
@@ -163,6 +228,16 @@ final class EventStreamsTests {
 
         @Override
         public Mono<Long> horizon() {
+            return Mono.just(horizon);
+        }
+
+        @Override
+        public long establishedHorizon() {
+            return horizon;
+        }
+
+        @Override
+        public Mono<Long> lastAssigned() {
             return Mono.just(horizon);
         }
 
