@@ -3,6 +3,7 @@ package dev.tasklane.api;
 import java.util.List;
 import java.util.function.Consumer;
 
+import dev.tasklane.config.StatementAbandonedException;
 import dev.tasklane.queue.IllegalTransitionException;
 import dev.tasklane.queue.TaskNotFoundException;
 import dev.tasklane.support.StorableText;
@@ -13,6 +14,7 @@ import org.springframework.core.io.buffer.DataBufferLimitException;
 import org.springframework.dao.DataAccessResourceFailureException;
 import org.springframework.dao.TransientDataAccessException;
 import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpMethod;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.HttpStatusCode;
 import org.springframework.http.MediaType;
@@ -92,12 +94,44 @@ class ApiExceptionHandler extends ResponseEntityExceptionHandler {
                 headers -> headers.set(HttpHeaders.RETRY_AFTER, "5"));
     }
 
+    /**
+     * A failure the database reported (a statement ended by its own timeout, no connection to be
+     * had) left nothing behind: retrying is safe. A statement the database did not answer at all,
+     * or whose connection closed under it, may have taken effect, so a call that changes something
+     * says that its outcome is unknown, and the idempotency key that makes the retry safe.
+     */
     @ExceptionHandler({DataAccessResourceFailureException.class, TransientDataAccessException.class})
-    ResponseEntity<ProblemDetail> databaseUnavailable(RuntimeException e) {
+    ResponseEntity<ProblemDetail> databaseUnavailable(RuntimeException e, ServerWebExchange exchange) {
         log.warn("Database unavailable: {}", e.getMessage());
+        HttpMethod method = exchange.getRequest().getMethod();
+        if (outcomeUnknown(e) && !HttpMethod.GET.equals(method) && !HttpMethod.HEAD.equals(method)) {
+            String key = exchange.getRequest().getHeaders().getFirst(TaskController.IDEMPOTENCY_KEY_HEADER);
+            ResponseEntity<ProblemDetail> unknown = problem(HttpStatus.SERVICE_UNAVAILABLE, "Outcome unknown",
+                    "The database did not answer within the statement timeout, so whether this change was made is"
+                            + " unknown. Retrying is safe only with the same idempotency key (the Idempotency-Key"
+                            + " header or idempotencyKey); check the state first otherwise.", List.of());
+            unknown.getBody().setProperty("outcome", "unknown");
+            return withHeaders(unknown, headers -> {
+                headers.set(HttpHeaders.RETRY_AFTER, "1");
+                if (key != null) {
+                    headers.set(TaskController.IDEMPOTENCY_KEY_HEADER, key);
+                }
+            });
+        }
         return withHeaders(problem(HttpStatus.SERVICE_UNAVAILABLE, "Database unavailable",
                 "The database cannot be reached right now; retry shortly", List.of()),
                 headers -> headers.set(HttpHeaders.RETRY_AFTER, "1"));
+    }
+
+    /** A statement that went unanswered, or whose connection closed before its answer came. */
+    private static boolean outcomeUnknown(Throwable failure) {
+        for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+            if (cause instanceof StatementAbandonedException
+                    || cause.getClass().getSimpleName().equals("PostgresConnectionClosedException")) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**

@@ -40,6 +40,8 @@ import tools.jackson.databind.JsonNode;
 class TaskController {
 
     static final String REPLAYED_HEADER = "Idempotent-Replayed";
+    /** The idempotency key as a header (the IETF draft's name), for clients that set it per request. */
+    static final String IDEMPOTENCY_KEY_HEADER = "Idempotency-Key";
     static final String DEDUPLICATED_HEADER = "Deduplicated";
     static final String DEBOUNCED_HEADER = "Debounced";
     private static final int DEFAULT_PAGE = 50;
@@ -77,12 +79,17 @@ class TaskController {
             @Parameter(description = "W3C trace context: kept with the task, whose claim and run continue the trace;"
                     + " an invalid one is ignored")
             @RequestHeader(name = "traceparent", required = false) @Nullable String traceparent,
+            @Parameter(description = "The idempotency key, instead of idempotencyKey in the body (the same value"
+                    + " if both are given): a retry with the same key answers the task the first call made. An"
+                    + " answer 503 with \"outcome\": \"unknown\" repeats it")
+            @RequestHeader(name = IDEMPOTENCY_KEY_HEADER, required = false) @Nullable String idempotencyKey,
             @io.swagger.v3.oas.annotations.parameters.RequestBody(required = true,
                     content = @Content(schema = @Schema(implementation = ApiSchemas.Enqueue.class)))
             @RequestBody JsonNode body) {
         EnqueueRequests.requireQueueName(queue);
         String trace = TraceParents.valid(traceparent);
-        return Mono.fromSupplier(() -> requests.single(body))
+        String headerKey = IdempotencyKeys.header(idempotencyKey);
+        return Mono.fromSupplier(() -> IdempotencyKeys.apply(headerKey, requests.single(body)))
                 .flatMap(task -> tasks.enqueueOne(queue, task.tracedBy(trace)))
                 .map(result -> {
                     TaskJson json = TaskJson.of(result.task());
@@ -107,12 +114,16 @@ class TaskController {
             @Parameter(description = "W3C trace context: kept with the task, whose claim and run continue the trace;"
                     + " an invalid one is ignored")
             @RequestHeader(name = "traceparent", required = false) @Nullable String traceparent,
+            @Parameter(description = "A key for the whole batch: item i without an idempotencyKey of its own gets"
+                    + " <key>:<i> (from 0), so that a retry of the same batch with the same key makes nothing twice")
+            @RequestHeader(name = IDEMPOTENCY_KEY_HEADER, required = false) @Nullable String idempotencyKey,
             @io.swagger.v3.oas.annotations.parameters.RequestBody(required = true,
                     content = @Content(schema = @Schema(implementation = ApiSchemas.Batch.class)))
             @RequestBody JsonNode body) {
         EnqueueRequests.requireQueueName(queue);
         String trace = TraceParents.valid(traceparent);
-        return Mono.fromSupplier(() -> requests.batch(body))
+        String headerKey = IdempotencyKeys.header(idempotencyKey);
+        return Mono.fromSupplier(() -> IdempotencyKeys.applyToBatch(headerKey, requests.batch(body)))
                 .flatMap(batch -> tasks.enqueue(queue, batch.stream().map(task -> task.tracedBy(trace)).toList()))
                 .map(results -> {
                     boolean anyCreated = results.stream().anyMatch(Enqueued::created);

@@ -54,6 +54,11 @@ public record DatabaseUrls(String host, int port, String database, @Nullable Str
         return new DatabaseUrls(host, port, database, sslMode, otherSchema, sslRootCert, user, password);
     }
 
+    /** Whether {@code other} names the same server (host and port): not when one of them is a pooler in front. */
+    public boolean sameServer(DatabaseUrls other) {
+        return host.equalsIgnoreCase(other.host) && port == other.port;
+    }
+
     /** The JDBC URL of the same database, for Flyway. */
     public String jdbcUrl() {
         return jdbcUrl(database);

@@ -115,6 +115,12 @@ public record NewTask(String type, @Nullable String payload, int priority, @Null
                 concurrencyKey, maxSnoozes, unique, debounce, origin, parent);
     }
 
+    /** This task with {@code key} as its idempotency key. */
+    public NewTask withIdempotencyKey(String key) {
+        return new NewTask(type, payload, priority, runAt, delay, maxAttempts, key, timeoutSeconds,
+                concurrencyKey, maxSnoozes, unique, debounce, origin, traceparent);
+    }
+
     /** This task with its unique key resolved. */
     NewTask withUnique(Unique resolved) {
         return new NewTask(type, payload, priority, runAt, delay, maxAttempts, idempotencyKey, timeoutSeconds,

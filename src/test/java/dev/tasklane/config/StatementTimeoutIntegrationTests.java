@@ -32,7 +32,8 @@ final class StatementTimeoutIntegrationTests extends IntegrationTest {
                 .option(ConnectionFactoryOptions.PASSWORD, server.password()).build());
         // One connection, as a busy pool's are: its statements are prepared once and then only bound.
         ConnectionPool pool = new ConnectionPool(ConnectionPoolConfiguration.builder(direct).maxSize(1).build());
-        DatabaseClient db = DatabaseClients.timed(pool, Duration.ofMillis(500));
+        // Bounds as behind a pooler: none on the server, so the service's own timer and cancel are what is tested.
+        DatabaseClient db = DatabaseClients.timed(pool, new DatabaseBounds(Duration.ofMillis(500), true));
         try (Connection locker = server.connect(); Statement statement = locker.createStatement()) {
             statement.execute("CREATE TABLE IF NOT EXISTS timeout_probe (n int)");
             StepVerifier.create(query(db)).verifyComplete(); // prepared on the connection: Parse no longer waits
