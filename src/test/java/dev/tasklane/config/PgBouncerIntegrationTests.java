@@ -157,4 +157,81 @@ final class PgBouncerIntegrationTests {
         long id = new Tasks(api).enqueue(QUEUE, "{\"type\": \"noop\"}").get("id").longValue();
         new Tasks(api).awaitState(id, "succeeded", Duration.ofSeconds(30));
     }
+
+    @Test
+    void aClaimWaitingOnTheQueueLockBehindPgBouncerIsCancelledAndNeverCommitsLater() throws Exception {
+        String queue = "bounced-flow";
+        api.patch().uri("/api/v1/queues/{q}", queue).contentType(MediaType.parseMediaType("application/merge-patch+json"))
+                .bodyValue("{\"maxRunning\": 5}").exchange().expectStatus().isOk();
+        long id = new Tasks(api).enqueue(queue, "{\"type\": \"remote\"}").get("id").longValue();
+        TestDatabase.Coordinates server = TestDatabase.get();
+        try (Connection locker = DriverManager.getConnection(server.jdbcUrl(database), server.user(), server.password());
+             Statement statement = locker.createStatement()) {
+            locker.setAutoCommit(false);
+            statement.execute("SELECT * FROM queue WHERE name = '" + queue + "' FOR UPDATE");
+            // No bound on the server for a statement outside a transaction here (a startup parameter
+            // cannot pass PgBouncer): the service's timer cancels it, and answers once it has ended.
+            api.post().uri("/api/v1/queues/{q}/claims", queue).contentType(MediaType.APPLICATION_JSON)
+                    .bodyValue("{\"workerId\": \"wB\"}").exchange().expectStatus().isEqualTo(503);
+            Thread.sleep(1_000);
+            locker.commit();
+        }
+        Thread.sleep(2_000);
+        assertThat(new Tasks(api).get(id).get("state").stringValue()).isEqualTo("queued");
+        assertThat(new Tasks(api).get(id).get("attempt").intValue()).isZero();
+    }
+
+    @Test
+    void aTransactionBehindPgBouncerSetsItsOwnBounds() {
+        // a claim on a queue limited per key is a transaction of statements: it waits on the queue's
+        // lock under the lock_timeout its transaction set for itself
+        String queue = "bounced-keys";
+        api.patch().uri("/api/v1/queues/{q}", queue).contentType(MediaType.parseMediaType("application/merge-patch+json"))
+                .bodyValue("{\"maxRunningPerKey\": 1}").exchange().expectStatus().isOk();
+        long id = new Tasks(api).enqueue(queue, "{\"type\": \"remote\", \"concurrencyKey\": \"k\"}").get("id").longValue();
+        TestDatabase.Coordinates server = TestDatabase.get();
+        try (Connection locker = DriverManager.getConnection(server.jdbcUrl(database), server.user(), server.password());
+             Statement statement = locker.createStatement()) {
+            locker.setAutoCommit(false);
+            statement.execute("SELECT * FROM queue WHERE name = '" + queue + "' FOR UPDATE");
+            long started = System.nanoTime();
+            JsonNode problem = api.post().uri("/api/v1/queues/{q}/claims", queue).contentType(MediaType.APPLICATION_JSON)
+                    .bodyValue("{\"workerId\": \"wK\"}").exchange().expectStatus().isEqualTo(503)
+                    .expectBody(JsonNode.class).returnResult().getResponseBody();
+            assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(4)); // before the service's own timer
+            assertThat(problem.get("title").stringValue()).isEqualTo("Database unavailable");
+            locker.commit();
+        } catch (java.sql.SQLException e) {
+            throw new IllegalStateException(e);
+        }
+        assertThat(new Tasks(api).get(id).get("state").stringValue()).isEqualTo("queued");
+    }
+
+    @Test
+    void withADirectListenUrlTheServiceUsesUnnamedStatementsByItself() {
+        TestDatabase.Coordinates server = TestDatabase.get();
+        try (ConfigurableApplicationContext second = Replicas.start("", Map.of(
+                "spring.r2dbc.url", bouncer.r2dbcUrl(database, ""),
+                "tasklane.listen-url", "r2dbc:postgresql://" + server.host() + ":" + server.port() + "/" + database))) {
+            WebTestClient client = Replicas.client(second);
+            String queue = "bounced-unnamed";
+            reactor.core.publisher.Flux.range(0, 40)
+                    .flatMap(i -> reactor.core.publisher.Mono.fromRunnable(() -> client.post()
+                            .uri("/api/v1/queues/{q}/tasks/batch", queue).contentType(MediaType.APPLICATION_JSON)
+                            .bodyValue("{\"tasks\": [{\"type\": \"t\"}, {\"type\": \"t\"}]}").exchange()
+                            .expectStatus().isCreated())
+                            .subscribeOn(reactor.core.scheduler.Schedulers.boundedElastic()), 8)
+                    .blockLast(Duration.ofSeconds(60));
+            assertThat(client.get().uri("/api/v1/tasks?queue={q}&limit=100", queue).exchange().expectStatus().isOk()
+                    .expectBody(JsonNode.class).returnResult().getResponseBody().get("tasks")).hasSize(80);
+        }
+    }
+
+    @Test
+    void withoutADirectListenUrlTheServiceRefusesToStartAndSaysWhatToSet() {
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> Replicas.start("", Map.of(
+                        "spring.r2dbc.url", bouncer.r2dbcUrl(database, ""))).close())
+                .hasStackTraceContaining("TASKLANE_LISTEN_URL")
+                .hasStackTraceContaining("preparedStatementCacheQueries=0");
+    }
 }
