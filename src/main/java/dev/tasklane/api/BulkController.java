@@ -53,6 +53,7 @@ class BulkController {
 
     @Operation(operationId = "retryTasks",
             summary = "Retry the failed and cancelled tasks that ids or a queue's filter select",
+            description = "Each starts afresh, as a single retry does: queued now, attempts and snoozes reset.",
             responses = {
                 @ApiResponse(responseCode = "200", description = "How many were retried and skipped")
             })

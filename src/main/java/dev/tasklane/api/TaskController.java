@@ -143,7 +143,7 @@ class TaskController {
     }
 
     @Operation(operationId = "retryTask",
-            summary = "Put a failed or cancelled task back in its queue, attempts reset",
+            summary = "Put a failed or cancelled task back in its queue, attempts and snoozes reset",
             responses = {
                 @ApiResponse(responseCode = "200", description = "The queued task")
             })

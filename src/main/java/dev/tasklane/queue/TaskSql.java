@@ -752,7 +752,8 @@ final class TaskSql {
 
     /**
      * Retries the failed and cancelled tasks among :ids (one, for a single retry): queued again,
-     * due now, attempts reset; the others are left alone. Locks the rows in id order first, as the outcome statements do; the update finds
+     * due now, attempts and snoozes reset (a task failed for snoozing too often would otherwise
+     * fail again at its first snooze); the others are left alone. Locks the rows in id order first, as the outcome statements do; the update finds
      * them by id from an array, whatever the planner guesses of their number.
      */
     static final String RETRY_MANY = """
@@ -764,7 +765,7 @@ final class TaskSql {
             ),
             changed AS (
                 UPDATE task
-                SET state = 'queued', attempt = 0, run_at = now(), finished_at = NULL, started_at = NULL,
+                SET state = 'queued', attempt = 0, snoozes = 0, run_at = now(), finished_at = NULL, started_at = NULL,
                     result = NULL, last_error = NULL, progress_percent = NULL, progress_message = NULL
                 WHERE id = ANY (ARRAY(SELECT id FROM locked))
                 RETURNING *

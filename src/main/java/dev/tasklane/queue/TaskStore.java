@@ -669,7 +669,7 @@ public class TaskStore {
                 .flatMap(cancelled -> cancelled.isEmpty() ? explainRefusal(id, "cancelled") : Mono.just(cancelled.get(0)));
     }
 
-    /** Puts a failed or cancelled task back in its queue, due now, attempts reset. */
+    /** Puts a failed or cancelled task back in its queue, due now, attempts and snoozes reset. */
     public Mono<Task> retry(long id) {
         return retryMany(List.of(id))
                 .flatMap(retried -> retried.isEmpty() ? explainRefusal(id, "retried") : Mono.just(retried.get(0)));

@@ -83,6 +83,24 @@ final class SnoozeIntegrationTests extends WorkerIntegrationTest {
     }
 
     @Test
+    void aRetriedTaskSnoozesAfreshWhetherRetriedAloneOrInBulk() {
+        long alone = snoozedTooOften();
+        long inBulk = snoozedTooOften();
+
+        JsonNode retried = retry("/api/v1/tasks/" + alone + "/retry", "");
+        assertThat(retried.get("snoozes").intValue()).isZero();
+        assertThat(retry("/api/v1/tasks/retry", "{\"ids\": [" + inBulk + "]}").toString())
+                .isEqualTo("{\"count\":1,\"skipped\":0}");
+        assertThat(tasks.get(inBulk).get("snoozes").intValue()).isZero();
+
+        for (JsonNode claimed : claim(2)) {
+            JsonNode snoozed = snooze(claimed.get("id").longValue(), claimed.get("leaseId").stringValue(), 0, 200);
+            assertThat(snoozed.get("state").stringValue()).isEqualTo("queued"); // not "snoozed too often" again
+            assertThat(snoozed.get("snoozes").intValue()).isEqualTo(1);
+        }
+    }
+
+    @Test
     void aSnoozeNeedsADelayWithinAYear() {
         long id = tasks.enqueue(queue, "{\"type\": \"t\"}").get("id").longValue();
         String lease = claim().get(0).get("leaseId").stringValue();
@@ -96,9 +114,28 @@ final class SnoozeIntegrationTests extends WorkerIntegrationTest {
     }
 
     private JsonNode claim() {
+        return claim(1);
+    }
+
+    private JsonNode claim(int max) {
         return api().post().uri("/api/v1/queues/{q}/claims", queue).contentType(MediaType.APPLICATION_JSON)
-                .bodyValue("{\"workerId\": \"w\"}").exchange().expectStatus().isOk()
+                .bodyValue("{\"workerId\": \"w\", \"max\": " + max + "}").exchange().expectStatus().isOk()
                 .expectBody(JsonNode.class).returnResult().getResponseBody().get("tasks");
+    }
+
+    /** A task that used its one snooze and then failed its one attempt with "snoozed too often". */
+    private long snoozedTooOften() {
+        long id = tasks.enqueue(queue, "{\"type\": \"t\", \"maxSnoozes\": 1, \"maxAttempts\": 1}").get("id").longValue();
+        snooze(id, claim().get(0).get("leaseId").stringValue(), 0, 200);
+        JsonNode failed = snooze(id, claim().get(0).get("leaseId").stringValue(), 0, 200);
+        assertThat(failed.get("state").stringValue()).isEqualTo("failed");
+        assertThat(failed.get("lastError").stringValue()).isEqualTo("snoozed too often");
+        return id;
+    }
+
+    private JsonNode retry(String uri, String body) {
+        return api().post().uri(uri).contentType(MediaType.APPLICATION_JSON).bodyValue(body).exchange()
+                .expectStatus().isOk().expectBody(JsonNode.class).returnResult().getResponseBody();
     }
 
     private JsonNode snooze(long id, String leaseId, long delaySeconds, int status) {
