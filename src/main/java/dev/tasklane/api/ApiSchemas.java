@@ -29,7 +29,7 @@ final class ApiSchemas {
             @Nullable Object payload,
             @Schema(minimum = "-100", maximum = "100", defaultValue = "0", description = "Higher runs first")
             @Nullable Integer priority,
-            @Schema(format = "date-time", description = "Not before this time; or give delaySeconds")
+            @Schema(format = "date-time", description = "Not before this time (years 1 to 9999 in UTC); or give delaySeconds")
             @Nullable String runAt,
             @Schema(minimum = "0", description = "Not before this many seconds from now; or give runAt")
             @Nullable Long delaySeconds,
@@ -217,7 +217,7 @@ final class ApiSchemas {
             @Nullable String type,
             @Schema(minLength = 1, maxLength = 128) @Nullable String concurrencyKey,
             @Schema(description = "Only tasks made by this schedule") @Nullable String schedule,
-            @Schema(format = "date-time", description = "Only tasks created before this") @Nullable String createdBefore,
+            @Schema(format = "date-time", description = "Only tasks created before this (years 1 to 9999 in UTC)") @Nullable String createdBefore,
             @Schema(minimum = "1", maximum = "100000", defaultValue = "100000",
                     description = "The most tasks the action looks at") @Nullable Integer limit) {
     }

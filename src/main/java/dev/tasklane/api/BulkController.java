@@ -1,8 +1,6 @@
 package dev.tasklane.api;
 
 import java.time.Instant;
-import java.time.OffsetDateTime;
-import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -17,7 +15,6 @@ import io.swagger.v3.oas.annotations.Operation;
 import io.swagger.v3.oas.annotations.media.Content;
 import io.swagger.v3.oas.annotations.media.Schema;
 import io.swagger.v3.oas.annotations.responses.ApiResponse;
-import org.jspecify.annotations.Nullable;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RequestMapping;
@@ -120,7 +117,7 @@ class BulkController {
         if (schedule != null && !EnqueueRequests.QUEUE_NAME.matcher(schedule).matches()) {
             fields.invalid("schedule", "must match " + EnqueueRequests.QUEUE_NAME.pattern());
         }
-        Instant createdBefore = fields.string("createdBefore").map(text -> instant(fields, text)).orElse(null);
+        Instant createdBefore = fields.timestamp("createdBefore").orElse(null);
         int limit = fields.integer("limit", 1, BulkSelection.MAX_LIMIT).orElse((long) BulkSelection.MAX_LIMIT).intValue();
         boolean filtered = FILTER.stream().anyMatch(fields::has);
         if (!ids.isEmpty() && filtered) {
@@ -160,14 +157,5 @@ class BulkController {
             }
         }
         return read.size() == ids.size() ? read : List.of();
-    }
-
-    private static @Nullable Instant instant(JsonFields fields, String text) {
-        try {
-            return OffsetDateTime.parse(text).toInstant();
-        } catch (DateTimeParseException e) {
-            fields.invalid("createdBefore", "must be an ISO-8601 timestamp with offset, like 2026-12-02T10:00:00Z");
-            return null;
-        }
     }
 }

@@ -4,8 +4,6 @@ import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.OffsetDateTime;
-import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -35,8 +33,6 @@ final class EnqueueRequests {
 
     /** Far enough for any schedule, near enough that every timestamp stays representable. */
     private static final BigDecimal MAX_DELAY_SECONDS = BigDecimal.valueOf(100L * 366 * 24 * 3600);
-    private static final Instant EARLIEST_RUN_AT = Instant.parse("0001-01-01T00:00:00Z");
-    private static final Instant LATEST_RUN_AT = Instant.parse("9999-12-31T23:59:59Z");
 
     private final long maxPayloadBytes;
     private final int defaultTimeoutSeconds;
@@ -158,7 +154,7 @@ final class EnqueueRequests {
                 .orElse((long) NewTask.DEFAULT_MAX_SNOOZES).intValue();
         int timeoutSeconds = fields.integer("timeoutSeconds", 1, NewTask.MAX_TIMEOUT_SECONDS)
                 .map(Long::intValue).orElse(defaultTimeoutSeconds);
-        Instant runAt = fields.string("runAt").map(text -> parseRunAt(fields, text)).orElse(null);
+        Instant runAt = fields.timestamp("runAt").orElse(null);
         Duration delay = fields.number("delaySeconds").map(seconds -> parseDelay(fields, seconds)).orElse(Duration.ZERO);
         if (fields.has("runAt") && fields.has("delaySeconds")) {
             fields.invalid("delaySeconds", "give runAt or delaySeconds, not both");
@@ -198,20 +194,6 @@ final class EnqueueRequests {
                     + " bytes; the limit is " + maxPayloadBytes);
         }
         return text;
-    }
-
-    private static Instant parseRunAt(JsonFields fields, String text) {
-        try {
-            Instant runAt = OffsetDateTime.parse(text).toInstant();
-            if (runAt.isBefore(EARLIEST_RUN_AT) || runAt.isAfter(LATEST_RUN_AT)) {
-                fields.invalid("runAt", "must be between years 1 and 9999");
-                return null;
-            }
-            return runAt;
-        } catch (DateTimeParseException e) {
-            fields.invalid("runAt", "must be an ISO-8601 timestamp with offset, like 2026-12-02T10:00:00Z");
-            return null;
-        }
     }
 
     private static Duration parseDelay(JsonFields fields, BigDecimal seconds) {

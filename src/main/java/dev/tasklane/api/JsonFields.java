@@ -1,6 +1,9 @@
 package dev.tasklane.api;
 
 import java.math.BigDecimal;
+import java.time.DateTimeException;
+import java.time.Instant;
+import java.time.OffsetDateTime;
 import java.util.List;
 import java.util.Optional;
 
@@ -14,6 +17,15 @@ import tools.jackson.databind.JsonNode;
  * name every bad field together. A field that is absent or JSON {@code null} is not given.
  */
 final class JsonFields {
+
+    /**
+     * The earliest and latest instant a timestamp field takes: years 1..9999 in UTC, to the
+     * microsecond PostgreSQL keeps. PostgreSQL would store more (to 294276 AD), but four-digit
+     * years are what the Java client and JSON consumers read back; beyond them the database refused
+     * the statement and the caller got a 500.
+     */
+    static final Instant EARLIEST_TIMESTAMP = Instant.parse("0001-01-01T00:00:00Z");
+    static final Instant LATEST_TIMESTAMP = Instant.parse("9999-12-31T23:59:59.999999Z");
 
     private final JsonNode node;
     private final String path;
@@ -123,6 +135,24 @@ final class JsonFields {
             return Optional.empty();
         }
         return Optional.of(number.longValueExact());
+    }
+
+    /** An ISO-8601 timestamp with offset, within {@link #EARLIEST_TIMESTAMP}..{@link #LATEST_TIMESTAMP}. */
+    Optional<Instant> timestamp(String field) {
+        return string(field).flatMap(text -> {
+            Instant instant;
+            try {
+                instant = OffsetDateTime.parse(text).toInstant();
+            } catch (DateTimeException e) {
+                invalid(field, "must be an ISO-8601 timestamp with offset, like 2026-12-02T10:00:00Z");
+                return Optional.empty();
+            }
+            if (instant.isBefore(EARLIEST_TIMESTAMP) || instant.isAfter(LATEST_TIMESTAMP)) {
+                invalid(field, "must be within " + EARLIEST_TIMESTAMP + ".." + LATEST_TIMESTAMP + " (years 1 to 9999)");
+                return Optional.empty();
+            }
+            return Optional.of(instant);
+        });
     }
 
     Optional<Boolean> bool(String field) {

@@ -27,6 +27,16 @@ final class RequestFuzzIntegrationTests extends IntegrationTest {
     private static final int REQUESTS = 600;
     private static final String[] FIELDS = {"type", "payload", "priority", "runAt", "delaySeconds", "maxAttempts",
             "idempotencyKey", "tasks"};
+    /** The fields of a bulk action's filter; never ids, which could reach other tests' tasks. */
+    private static final String[] BULK_FIELDS = {"state", "type", "concurrencyKey", "schedule", "createdBefore",
+            "limit"};
+    private static final String[] BULK_ACTIONS = {"retry", "cancel", "delete"};
+    /** Timestamps at and beyond the years 1..9999 every date field takes, and beyond what PostgreSQL stores. */
+    private static final String[] TIMESTAMPS = {"2031-01-01T00:00:00Z", "0001-01-01T00:00:00Z",
+            "9999-12-31T23:59:59.999999Z", "9999-12-31T23:59:59.9999999Z", "+10000-01-01T00:00:00Z",
+            "0000-12-31T23:59:59Z", "-0001-01-01T00:00:00Z", "+294277-01-01T00:00:00Z", "-4714-11-23T00:00:00Z",
+            "+999999999-12-31T23:59:59Z", "-999999999-01-01T00:00:00Z", "+999999999-12-31T23:59:59.999999999-18:00",
+            "9999-12-31T23:30:00-01:00", "0001-01-01T00:30:00+01:00", "2031-02-30T00:00:00Z", "2031-01-01T24:00:00Z"};
     private static final String[] CONTENT_TYPES = {"application/json", "application/json", "application/json",
             "application/problem+json", "text/plain", "application/x-www-form-urlencoded", "application/json;charset=latin1",
             "multipart/form-data; boundary=x", "application/octet-stream"};
@@ -105,7 +115,7 @@ final class RequestFuzzIntegrationTests extends IntegrationTest {
             }
             return new Request(method, path, contentType(random), ACCEPTS[random.nextInt(ACCEPTS.length)], body);
         }
-        return switch (random.nextInt(6)) {
+        return switch (random.nextInt(7)) {
             case 0, 1 -> new Request(HttpMethod.POST, "/api/v1/queues/" + queue + "/tasks", contentType(random),
                     mangle(random, randomTask(random)));
             case 2 -> new Request(HttpMethod.POST, "/api/v1/queues/" + queue + "/tasks/batch", contentType(random),
@@ -113,6 +123,8 @@ final class RequestFuzzIntegrationTests extends IntegrationTest {
             case 3 -> new Request(HttpMethod.GET, "/api/v1/tasks?" + randomQuery(random), "application/json", "");
             case 4 -> new Request(random.nextBoolean() ? HttpMethod.GET : HttpMethod.DELETE,
                     "/api/v1/tasks/" + encode(randomScalar(random)), "application/json", "");
+            case 5 -> new Request(HttpMethod.POST, "/api/v1/tasks/" + BULK_ACTIONS[random.nextInt(BULK_ACTIONS.length)],
+                    contentType(random), mangle(random, randomBulk(random)));
             default -> new Request(HttpMethod.POST, "/api/v1/queues/" + queue + "/tasks", "application/json",
                     randomValue(random, 3));
         };
@@ -135,6 +147,23 @@ final class RequestFuzzIntegrationTests extends IntegrationTest {
         return json.append('}').toString();
     }
 
+    /**
+     * A bulk action's filter, always on a queue of its own or none: never one of another test's
+     * tasks. Mostly with a createdBefore and few other fields, so that its dates reach the database.
+     */
+    private static String randomBulk(Random random) {
+        StringBuilder json = new StringBuilder("{\"queue\": ")
+                .append(random.nextInt(4) > 0 ? "\"fuzz\"" : plausible(random, "queue"));
+        if (random.nextInt(4) > 0) {
+            json.append(", \"createdBefore\": ").append(plausible(random, "createdBefore"));
+        }
+        for (int i = random.nextInt(3); i > 0; i--) {
+            String field = BULK_FIELDS[random.nextInt(BULK_FIELDS.length)];
+            json.append(',').append(quote(field)).append(':').append(plausible(random, field));
+        }
+        return json.append('}').toString();
+    }
+
     private static String randomBatch(Random random) {
         StringBuilder json = new StringBuilder("{\"tasks\": [");
         int size = random.nextInt(6);
@@ -152,10 +181,25 @@ final class RequestFuzzIntegrationTests extends IntegrationTest {
             case "type" -> quote(random.nextBoolean() ? "noop" : randomString(random, 140));
             case "priority", "maxAttempts" -> String.valueOf(random.nextInt(300) - 150);
             case "delaySeconds" -> randomNumber(random);
-            case "runAt" -> quote(random.nextBoolean() ? "2031-01-01T00:00:00Z" : randomString(random, 30));
+            case "runAt", "createdBefore" -> quote(random.nextInt(4) == 0 ? randomString(random, 30) : randomTimestamp(random));
+            case "queue", "schedule" -> quote(random.nextBoolean() ? "fuzz" : randomString(random, 70));
+            case "state" -> quote(random.nextInt(4) > 0 ? "failed" : randomString(random, 10));
+            case "limit" -> random.nextInt(4) > 0 ? String.valueOf(1 + random.nextInt(100_000)) : randomNumber(random);
             case "idempotencyKey" -> quote(randomString(random, 220));
             default -> randomValue(random, 4);
         };
+    }
+
+    /** One of {@link #TIMESTAMPS}, or a valid one in a year anywhere from -999,999,999 to 999,999,999. */
+    private static String randomTimestamp(Random random) {
+        if (random.nextBoolean()) {
+            return TIMESTAMPS[random.nextInt(TIMESTAMPS.length)];
+        }
+        long year = random.nextBoolean() ? random.nextInt(20_001) - 5_000 : random.nextLong() % 1_000_000_000L;
+        java.time.OffsetDateTime at = java.time.OffsetDateTime.of((int) year, 1 + random.nextInt(12), 1 + random.nextInt(28),
+                random.nextInt(24), random.nextInt(60), random.nextInt(60), random.nextInt(1_000_000_000),
+                java.time.ZoneOffset.ofTotalSeconds((random.nextInt(37) - 18) * 3600));
+        return at.toString();
     }
 
     private static String randomValue(Random random, int depth) {

@@ -316,6 +316,21 @@ final class TaskApiIntegrationTests extends IntegrationTest {
     }
 
     @Test
+    void aRunAtOutsideYears1To9999Is422NamingItAndTheLastMicrosecondOfTheYear9999IsTaken() {
+        for (String beyond : List.of("+999999999-12-31T23:59:59Z", "+10000-01-01T00:00:00Z", "9999-12-31T23:30:00-01:00",
+                "0000-12-31T23:59:59.999999Z", "-000001-06-01T00:00:00Z")) {
+            post("/api/v1/queues/q/tasks", "{\"type\": \"noop\", \"runAt\": \"" + beyond + "\"}")
+                    .expectStatus().isEqualTo(422).expectBody().jsonPath("$.errors[0].field").isEqualTo("runAt");
+            post("/api/v1/queues/q/tasks/batch", "{\"tasks\": [{\"type\": \"noop\"}, {\"type\": \"noop\", \"runAt\": \""
+                    + beyond + "\"}]}").expectStatus().isEqualTo(422).expectBody()
+                    .jsonPath("$.errors[0].field").isEqualTo("tasks[1].runAt");
+        }
+        String queue = TaskFixtures.uniqueQueue("dates");
+        post("/api/v1/queues/" + queue + "/tasks", "{\"type\": \"noop\", \"runAt\": \"9999-12-31T23:59:59.999999Z\"}")
+                .expectStatus().isCreated().expectBody().jsonPath("$.runAt").isEqualTo("9999-12-31T23:59:59.999999Z");
+    }
+
+    @Test
     void anInvalidQueueNameIs422() {
         post("/api/v1/queues/.hidden/tasks", "{\"type\": \"noop\"}")
                 .expectStatus().isEqualTo(422).expectBody().jsonPath("$.errors[0].field").isEqualTo("queue");
