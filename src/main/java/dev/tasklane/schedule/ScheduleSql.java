@@ -6,6 +6,9 @@ final class ScheduleSql {
     private ScheduleSql() {
     }
 
+    /** The database's clock as it reads when asked, not as of a transaction's start. */
+    static final String NOW = "SELECT clock_timestamp() AS now";
+
     /**
      * Creates or replaces a schedule; {@code created} says which (a row version made by this
      * statement's insert has no xmax). A replace counts missed fire times from now on, as a creation does.

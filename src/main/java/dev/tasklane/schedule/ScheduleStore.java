@@ -42,6 +42,14 @@ public class ScheduleStore {
         this.tasks = tasks;
     }
 
+    /**
+     * The database's clock: the one claims and leases go by, and so every replica's scheduler,
+     * whatever the replica's own clock says.
+     */
+    public Mono<Instant> now() {
+        return db.sql(ScheduleSql.NOW).map(row -> Objects.requireNonNull(row.get("now", Instant.class))).one();
+    }
+
     /** Creates or replaces a schedule as of {@code now}; emits true when it was created. */
     public Mono<Boolean> put(String name, Schedule.Definition definition, Instant now) {
         return db.sql(ScheduleSql.PUT)

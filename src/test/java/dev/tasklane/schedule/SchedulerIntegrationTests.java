@@ -8,7 +8,9 @@ import java.time.Instant;
 import java.time.LocalDate;
 import java.time.ZoneId;
 import java.time.ZoneOffset;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
 
 import dev.tasklane.config.TasklaneProperties;
 import dev.tasklane.queue.TaskStore;
@@ -20,6 +22,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -140,6 +143,29 @@ final class SchedulerIntegrationTests extends IntegrationTest {
         }
         List<String> made = scheduledFor();
         assertThat(made).doesNotHaveDuplicates().hasSize(20).startsWith("2030-07-01T00:01:00Z").endsWith("2030-07-01T00:20:00Z");
+    }
+
+    @Test
+    void aReplicaWhoseClockRunsTwoGracesAheadNeitherDropsNorAdvancesAFireTime() {
+        Instant start = Instant.parse("2030-12-01T00:00:00Z");
+        put("* * * * *", ZoneOffset.UTC, Schedule.CatchUp.NONE, Schedule.Overlap.ALLOW, start);
+        AtomicReference<Instant> database = new AtomicReference<>(start);
+        Duration ahead = MINUTE_GRACE.misfireGrace().multipliedBy(2);
+        List<String> due = new ArrayList<>();
+        for (int seconds = 20; seconds <= 10 * 60; seconds += 20) {
+            Instant now = start.plusSeconds(seconds);
+            database.set(now);
+            if (seconds % 60 == 0) {
+                due.add(now.toString());
+            }
+            // one database, two replicas: one on its clock, one on a clock two graces ahead; each goes first in turn
+            List<Duration> offsets = seconds % 40 == 0 ? List.of(Duration.ZERO, ahead) : List.of(ahead, Duration.ZERO);
+            for (Duration offset : offsets) {
+                new Scheduler(store, tasks, MINUTE_GRACE, Clock.fixed(now.plus(offset), ZoneOffset.UTC),
+                        Mono.fromSupplier(database::get)).round().block(Duration.ofSeconds(30));
+            }
+            assertThat(scheduledFor()).as("at %s", now).containsExactlyElementsOf(due); // each once, none early
+        }
     }
 
     @Test
