@@ -1,7 +1,6 @@
 package dev.tasklane.api;
 
 import java.net.URI;
-import java.time.Clock;
 import java.time.DateTimeException;
 import java.time.Instant;
 import java.time.ZoneId;
@@ -39,7 +38,12 @@ import reactor.core.publisher.Mono;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
-/** Cron schedules: create or replace, read, delete, pause, resume, trigger. */
+/**
+ * Cron schedules: create or replace, read, delete, pause, resume, trigger. Each call takes its
+ * now from the database's clock, as the scheduler does: on a replica whose clock ran ahead, a
+ * created or resumed schedule would count the fire times up to that replica's now as settled,
+ * and they would never be made.
+ */
 @RestController
 @RequestMapping("/api/v1/schedules")
 class ScheduleController {
@@ -53,7 +57,6 @@ class ScheduleController {
 
     private final ScheduleStore schedules;
     private final EnqueueRequests requests;
-    private final Clock clock = Clock.systemUTC();
 
     ScheduleController(ScheduleStore schedules, TasklaneProperties properties, HandlerRegistry handlers) {
         this.schedules = schedules;
@@ -100,22 +103,20 @@ class ScheduleController {
             @RequestBody JsonNode body) {
         requireName(name);
         return Mono.fromSupplier(() -> read(body))
-                .flatMap(definition -> {
-                    Instant now = clock.instant();
-                    return schedules.put(name, definition, now).flatMap(created -> schedules.find(name)
-                            .map(schedule -> ScheduleJson.of(schedule, now))
-                            .map(json -> created
-                                    ? ResponseEntity.created(URI.create("/api/v1/schedules/" + name)).body(json)
-                                    : ResponseEntity.ok(json)));
-                });
+                .flatMap(definition -> schedules.now().flatMap(now -> schedules.put(name, definition, now)
+                        .flatMap(created -> schedules.find(name)
+                                .map(schedule -> ScheduleJson.of(schedule, now))
+                                .map(json -> created
+                                        ? ResponseEntity.created(URI.create("/api/v1/schedules/" + name)).body(json)
+                                        : ResponseEntity.ok(json)))));
     }
 
     @Operation(operationId = "listSchedules", summary = "Every schedule, by name",
             responses = @ApiResponse(responseCode = "200", description = "The schedules"))
     @GetMapping
     Mono<ScheduleList> list() {
-        Instant now = clock.instant();
-        return schedules.list().map(schedule -> ScheduleJson.of(schedule, now)).collectList().map(ScheduleList::new);
+        return schedules.now().flatMap(now -> schedules.list().map(schedule -> ScheduleJson.of(schedule, now))
+                .collectList().map(ScheduleList::new));
     }
 
     @Operation(operationId = "getSchedule", summary = "A schedule with its next 5 fire times",
@@ -123,7 +124,7 @@ class ScheduleController {
     @GetMapping("/{name}")
     Mono<ScheduleJson> get(@PathVariable String name) {
         requireName(name);
-        return existing(name).map(schedule -> ScheduleJson.of(schedule, clock.instant()));
+        return schedules.now().flatMap(now -> existing(name).map(schedule -> ScheduleJson.of(schedule, now)));
     }
 
     @Operation(operationId = "deleteSchedule", summary = "Delete a schedule; its tasks stay",
@@ -140,7 +141,8 @@ class ScheduleController {
     @PostMapping("/{name}/pause")
     Mono<ScheduleJson> pause(@PathVariable String name) {
         requireName(name);
-        return orNotFound(name, schedules.pause(name)).map(schedule -> ScheduleJson.of(schedule, clock.instant()));
+        return orNotFound(name, schedules.pause(name))
+                .flatMap(schedule -> schedules.now().map(now -> ScheduleJson.of(schedule, now)));
     }
 
     @Operation(operationId = "resumeSchedule", summary = "Make tasks again; fire times missed while paused are not made up for",
@@ -148,8 +150,8 @@ class ScheduleController {
     @PostMapping("/{name}/resume")
     Mono<ScheduleJson> resume(@PathVariable String name) {
         requireName(name);
-        Instant now = clock.instant();
-        return orNotFound(name, schedules.resume(name, now)).map(schedule -> ScheduleJson.of(schedule, now));
+        return schedules.now().flatMap(now -> orNotFound(name, schedules.resume(name, now))
+                .map(schedule -> ScheduleJson.of(schedule, now)));
     }
 
     @Operation(operationId = "triggerSchedule", summary = "Make one task now, whatever overlap says",
@@ -157,7 +159,7 @@ class ScheduleController {
     @PostMapping("/{name}/trigger")
     Mono<ResponseEntity<TaskJson>> trigger(@PathVariable String name) {
         requireName(name);
-        return existing(name).flatMap(schedule -> schedules.trigger(schedule, clock.instant()))
+        return existing(name).flatMap(schedule -> schedules.now().flatMap(now -> schedules.trigger(schedule, now)))
                 .map(task -> ResponseEntity.status(HttpStatus.CREATED)
                         .location(URI.create("/api/v1/tasks/" + task.id())).body(TaskJson.of(task)));
     }

@@ -17,9 +17,10 @@ import reactor.core.publisher.Mono;
 
 /**
  * Makes the tasks of due fire times, on every replica every {@code tasklane.scheduler.interval},
- * by the database's clock rather than the replica's. No replica leads: each round locks a due schedule with SKIP LOCKED, and each fire time becomes
- * a task only through the row that claims it in {@code schedule_fire}, so replicas that race,
- * start or stop around a fire time still make one task for it.
+ * by the database's clock rather than the replica's. No replica leads: each round locks a due
+ * schedule with SKIP LOCKED, and each fire time becomes a task only through the row that claims
+ * it in {@code schedule_fire}, so replicas that race, start or stop around a fire time still make
+ * one task for it.
  */
 @Component
 public final class Scheduler extends PeriodicJob {
@@ -68,9 +69,9 @@ public final class Scheduler extends PeriodicJob {
     }
 
     /**
-     * One round at the database's time; emits how many tasks it made. A replica whose clock ran
-     * ahead by more than the grace saw the coming fire times as missed (dropped under
-     * {@code catchUp: none}) and the ones after them as due. So the round reads the database's
+     * One round at the database's time; emits how many tasks it made. By its own clock, a replica
+     * running ahead by more than the grace would see the coming fire times as missed (dropped
+     * under {@code catchUp: none}) and the ones after them as due. So the round reads the database's
      * clock once and keeps it as an offset from this replica's, to plan each schedule at the time
      * its turn comes (a round may wait on a lock or make a hundred catch-up tasks) without another
      * round trip. The offset is taken after the read, so it errs early by that round trip: a fire
