@@ -171,6 +171,17 @@ final class ApiSchemas {
             long delaySeconds) {
     }
 
+    @Schema(name = "ReleaseRequest")
+    record Release(
+            @Schema(requiredMode = Schema.RequiredMode.REQUIRED) String workerId,
+            @Schema(requiredMode = Schema.RequiredMode.REQUIRED,
+                    description = "The leaseId the claim handed out: only that lease is released (409 when stale)")
+            String leaseId,
+            @Schema(minLength = 1, maxLength = 1000, defaultValue = "handed back by its worker",
+                    description = "Why; the task's queued event and lastError say 'released: <reason>'")
+            @Nullable String reason) {
+    }
+
     @Schema(name = "Problem", description = "RFC 9457 problem details")
     record Problem(
             @Schema(example = "about:blank") String type,

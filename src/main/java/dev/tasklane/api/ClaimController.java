@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
@@ -27,7 +28,7 @@ import org.springframework.web.bind.annotation.RestController;
 import reactor.core.publisher.Mono;
 import tools.jackson.databind.JsonNode;
 
-/** The pull API for external workers: claim (with long polling), heartbeat, progress, complete, fail. */
+/** The pull API for external workers: claim (with long polling), heartbeat, progress, complete, fail, snooze, release. */
 @RestController
 @RequestMapping("/api/v1")
 class ClaimController {
@@ -38,6 +39,8 @@ class ClaimController {
     private static final long MAX_SNOOZE_SECONDS = 31_536_000;
     /** Never drawn as a lease id (they are random), so it matches no lease. */
     private static final UUID NO_LEASE = new UUID(0, 0);
+    /** What a release says when its worker gives no reason. */
+    private static final String DEFAULT_RELEASE_REASON = "handed back by its worker";
 
     private final PullWorkers pull;
     private final long maxResultBytes;
@@ -179,6 +182,31 @@ class ClaimController {
         long delaySeconds = fields.integer("delaySeconds", 0, MAX_SNOOZE_SECONDS).orElse(0L);
         failOn(errors);
         return pull.snooze(taskId, workerId.orElseThrow(), leaseId, Duration.ofSeconds(delaySeconds)).map(TaskJson::of);
+    }
+
+    @Operation(operationId = "release",
+            summary = "Hand a claimed task back: queued again at once, counting neither the attempt nor a snooze",
+            responses = {
+                @ApiResponse(responseCode = "200", description = "The task, queued again")
+            })
+    @PostMapping("/tasks/{id}/release")
+    Mono<TaskJson> release(@PathVariable String id,
+            @io.swagger.v3.oas.annotations.parameters.RequestBody(required = true,
+                    content = @Content(schema = @Schema(implementation = ApiSchemas.Release.class)))
+            @RequestBody JsonNode body) {
+        long taskId = TaskIds.parse(id);
+        List<FieldError> errors = new ArrayList<>();
+        JsonFields fields = JsonFields.of(body, "", errors);
+        Optional<String> workerId = fields.requiredText("workerId", MAX_WORKER_ID);
+        // Required here, unlike the other calls: a hand-back names the one attempt it gives up,
+        // never whichever lease the worker id happens to hold.
+        if (!fields.has("leaseId")) {
+            fields.invalid("leaseId", "is required");
+        }
+        UUID leaseId = leaseId(fields);
+        String reason = fields.text("reason", MAX_MESSAGE).orElse(DEFAULT_RELEASE_REASON);
+        failOn(errors);
+        return pull.release(taskId, workerId.orElseThrow(), Objects.requireNonNull(leaseId), reason).map(TaskJson::of);
     }
 
     private @Nullable String resultText(JsonFields fields, JsonNode value) {

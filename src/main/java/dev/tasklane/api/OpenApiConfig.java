@@ -38,7 +38,7 @@ class OpenApiConfig {
     private static final String BEARER = "bearer";
     private static final String PROBLEM = "application/problem+json";
     private static final Set<String> CONFLICTS = Set.of("cancelTask", "retryTask", "deleteTask", "heartbeat", "reportProgress",
-            "complete", "fail", "snooze");
+            "complete", "fail", "snooze", "release");
 
     /** The event names a stream's frames carry, for the description of its 200 answer. */
     private static final String EVENT_NAMES = "queued, running, progress, succeeded, failed, cancelled";

@@ -19,7 +19,7 @@ final class ScopeRules {
             "/api/v1/queues/{queue}/tasks/batch", "/api/v1/schedules/{name}/trigger");
     private static final List<PathPattern> WORK = patterns("/api/v1/queues/{queue}/claims",
             "/api/v1/tasks/{id}/heartbeat", "/api/v1/tasks/{id}/progress", "/api/v1/tasks/{id}/complete",
-            "/api/v1/tasks/{id}/fail", "/api/v1/tasks/{id}/snooze");
+            "/api/v1/tasks/{id}/fail", "/api/v1/tasks/{id}/snooze", "/api/v1/tasks/{id}/release");
 
     private ScopeRules() {
     }

@@ -664,6 +664,34 @@ final class TaskSql {
             """;
 
     /**
+     * Puts one running task back to queued without counting the attempt or a snooze, for the
+     * worker that holds its unexpired lease :leaseId (a pull worker handing back what it will not
+     * finish); returns it, or nothing when that worker no longer holds that lease. Locks the one
+     * row, as an outcome does.
+     */
+    static final String RELEASE_HELD = """
+            WITH changed AS (
+                UPDATE task
+                SET state = 'queued', attempt = attempt - 1, worker_id = NULL, lease_id = NULL,
+                    lease_expires_at = NULL, timeout_at = NULL, run_at = now(), last_error = :error
+                WHERE id = :id AND state = 'running' AND worker_id = :workerId AND lease_id = :leaseId
+                  AND lease_expires_at > now()
+                RETURNING *
+            ),
+            events AS (
+                INSERT INTO task_event (task_id, concurrency_key, schedule, scheduled_for, queue, task_type, name, state, attempt, detail)
+                SELECT id, nullif(concurrency_key, ''), schedule, scheduled_for, queue, type, 'queued', 'queued', attempt,
+                       jsonb_build_object('runAt', to_char(run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+                                          'error', last_error)
+                FROM changed
+            ),
+            notified AS (
+                SELECT pg_notify('tasklane_events', '') FROM (SELECT 1 FROM changed LIMIT 1) AS any_row
+            )
+            SELECT changed.* FROM changed LEFT JOIN notified ON true
+            """;
+
+    /**
      * Puts back to queued, without counting the attempt, every task that one claim took and still
      * holds: for a claim whose caller stopped waiting, or whose answer was lost. Finds them among
      * the queue's running tasks (the running index), by the lease id the claimer drew. Returns them.

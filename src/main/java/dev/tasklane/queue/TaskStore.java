@@ -630,6 +630,19 @@ public class TaskStore {
                 .flatMapIterable(released -> released);
     }
 
+    /**
+     * Puts a task its worker holds back to queued, counting neither the attempt nor a snooze;
+     * explains (404, 409) when the worker does not hold the lease {@code leaseId}.
+     */
+    public Mono<Task> releaseHeld(long id, String workerId, UUID leaseId, String reason) {
+        return db.sql(TaskSql.RELEASE_HELD)
+                .bind("id", id).bind("workerId", workerId).bind("leaseId", leaseId).bind("error", reason)
+                .map(TaskStore::toTask)
+                .one()
+                .doOnNext(task -> changes.released(List.of(task)))
+                .switchIfEmpty(Mono.defer(() -> refuseLease(id)));
+    }
+
     /** Puts back to queued whatever one claim took and still holds, without counting the attempts. */
     Flux<Task> releaseClaim(String queue, UUID leaseId, String reason) {
         return db.sql(TaskSql.RELEASE_CLAIM)

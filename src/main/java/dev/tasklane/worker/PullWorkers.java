@@ -84,6 +84,15 @@ public class PullWorkers implements SmartLifecycle {
                 .flatMap(task -> touch(workerId, task));
     }
 
+    /**
+     * Hands the task back: queued again at once, counting neither the attempt nor a snooze (a
+     * worker shutting down). The task's {@code queued} event says {@code released: <reason>}.
+     */
+    public Mono<Task> release(long taskId, String workerId, UUID leaseId, String reason) {
+        return store.releaseHeld(taskId, workerId, leaseId, "released: " + reason)
+                .flatMap(task -> touch(workerId, task));
+    }
+
     private Mono<Task> touch(String workerId, Task task) {
         return registry.touchPullWorker(workerId, task.queue()).thenReturn(task);
     }

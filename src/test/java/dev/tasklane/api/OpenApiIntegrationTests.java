@@ -46,6 +46,7 @@ final class OpenApiIntegrationTests extends IntegrationTest {
             "post /api/v1/tasks/{id}/complete",
             "post /api/v1/tasks/{id}/fail",
             "post /api/v1/tasks/{id}/snooze",
+            "post /api/v1/tasks/{id}/release",
             "get /api/v1/tasks/{id}/events",
             "get /api/v1/events",
             "get /api/v1/queues",
@@ -135,6 +136,11 @@ final class OpenApiIntegrationTests extends IntegrationTest {
                 "workerId", "max", "leaseSeconds", "waitSeconds", "types");
         assertThat(schemas.at("/FailRequest/properties").propertyNames()).containsExactlyInAnyOrder(
                 "workerId", "leaseId", "error", "retry");
+        assertThat(schemas.at("/ReleaseRequest/properties").propertyNames()).containsExactlyInAnyOrder(
+                "workerId", "leaseId", "reason");
+        assertThat(schemas.at("/ReleaseRequest/required").toString()).contains("workerId").contains("leaseId");
+        assertThat(operation(document, "post /api/v1/tasks/{id}/release").get("responses").propertyNames())
+                .containsExactlyInAnyOrder("200", "400", "401", "403", "404", "409", "413", "415", "422");
         assertThat(schemas.at("/TaskJson/properties").propertyNames()).containsExactlyInAnyOrder("id", "queue", "type",
                 "payload", "state", "priority", "attempt", "maxAttempts", "runAt", "createdAt", "startedAt",
                 "finishedAt", "workerId", "leaseId", "leaseExpiresAt", "timeoutSeconds", "timeoutAt", "progress",

@@ -213,6 +213,58 @@ final class PullApiIntegrationTests extends WorkerIntegrationTest {
     }
 
     @Test
+    void aReleaseQueuesTheTaskAgainAtOnceCountingNeitherTheAttemptNorASnooze() {
+        long id = enqueue("{\"type\": \"t\", \"maxAttempts\": 1, \"maxSnoozes\": 0}");
+        String lease = claim("{\"workerId\": \"w\"}").get("tasks").get(0).get("leaseId").stringValue();
+        JsonNode released = body(post("/api/v1/tasks/" + id + "/release", "{\"workerId\": \"w\", \"leaseId\": \""
+                + lease + "\", \"reason\": \"worker w stopped\"}", 200));
+        assertThat(released.get("state").stringValue()).isEqualTo("queued");
+        assertThat(released.get("attempt").intValue()).isZero();
+        assertThat(released.get("snoozes").intValue()).isZero();
+        assertThat(released.get("lastError").stringValue()).isEqualTo("released: worker w stopped");
+        assertThat(released.get("workerId").isNull()).isTrue();
+        assertThat(Tasks.time(released, "runAt")).isBefore(Instant.now().plusSeconds(1));
+        assertThat(dev.tasklane.testsupport.Sql.column("SELECT name || ' ' || coalesce(detail->>'error', '-')"
+                + " FROM task_event WHERE task_id = ? ORDER BY id", id))
+                .containsExactly("queued -", "running -", "queued released: worker w stopped");
+
+        JsonNode again = claim("{\"workerId\": \"w2\"}").get("tasks").get(0);
+        assertThat(again.get("attempt").intValue()).as("the released attempt was not counted").isEqualTo(1);
+        post("/api/v1/tasks/" + id + "/release", "{\"workerId\": \"w2\", \"leaseId\": \""
+                + again.get("leaseId").stringValue() + "\"}", 200)
+                .expectBody().jsonPath("$.lastError").isEqualTo("released: handed back by its worker");
+    }
+
+    @Test
+    void aReleaseOfALeaseNoLongerHeldIs409AndOfAnUnknownTaskIs404() {
+        long id = enqueue("{\"type\": \"t\"}");
+        String lease = claim("{\"workerId\": \"w\"}").get("tasks").get(0).get("leaseId").stringValue();
+        post("/api/v1/tasks/" + id + "/release", "{\"workerId\": \"intruder\", \"leaseId\": \"" + lease + "\"}", 409)
+                .expectBody().jsonPath("$.state").isEqualTo("running");
+        post("/api/v1/tasks/" + id + "/release", "{\"workerId\": \"w\", \"leaseId\": \"" + java.util.UUID.randomUUID()
+                + "\"}", 409).expectBody().jsonPath("$.state").isEqualTo("running");
+        post("/api/v1/tasks/" + id + "/release", "{\"workerId\": \"w\", \"leaseId\": \"" + lease + "\"}", 200);
+        post("/api/v1/tasks/" + id + "/release", "{\"workerId\": \"w\", \"leaseId\": \"" + lease + "\"}", 409)
+                .expectBody().jsonPath("$.state").isEqualTo("queued");
+        post("/api/v1/tasks/987654321/release", "{\"workerId\": \"w\", \"leaseId\": \"" + lease + "\"}", 404).expectBody();
+        post("/api/v1/tasks/" + id + "/release", "{\"workerId\": \"w\"}", 422)
+                .expectBody().jsonPath("$.errors[0].field").isEqualTo("leaseId");
+        post("/api/v1/tasks/" + id + "/release", "{\"workerId\": \"w\", \"leaseId\": \"" + lease
+                + "\", \"reason\": \"\"}", 422).expectBody().jsonPath("$.errors[0].field").isEqualTo("reason");
+    }
+
+    @Test
+    void aReleaseAfterTheLeaseExpiredIs409AndTheRescueCountsTheAttempt() {
+        long id = enqueue("{\"type\": \"t\"}");
+        String lease = claim("{\"workerId\": \"w\", \"leaseSeconds\": 1}").get("tasks").get(0).get("leaseId").stringValue();
+        dev.tasklane.testsupport.Sql.update("UPDATE task SET lease_expires_at = now() - interval '1 second' WHERE id = ?", id);
+        post("/api/v1/tasks/" + id + "/release", "{\"workerId\": \"w\", \"leaseId\": \"" + lease + "\"}", 409).expectBody();
+        JsonNode rescued = tasks.awaitState(id, "queued", PATIENCE);
+        assertThat(rescued.get("lastError").stringValue()).isEqualTo("lease expired");
+        assertThat(rescued.get("attempt").intValue()).isEqualTo(1);
+    }
+
+    @Test
     void anotherWorkersCallsAre409() {
         long id = enqueue("{\"type\": \"t\"}");
         claim("{\"workerId\": \"owner\"}");

@@ -48,6 +48,7 @@ final class ScopeIntegrationTests extends IntegrationTest {
             new Route(HttpMethod.POST, "/api/v1/tasks/999999999/complete", "work"),
             new Route(HttpMethod.POST, "/api/v1/tasks/999999999/fail", "work"),
             new Route(HttpMethod.POST, "/api/v1/tasks/999999999/snooze", "work"),
+            new Route(HttpMethod.POST, "/api/v1/tasks/999999999/release", "work"),
             new Route(HttpMethod.POST, "/api/v1/tasks/999999999/cancel", "admin"),
             new Route(HttpMethod.POST, "/api/v1/tasks/999999999/retry", "admin"),
             new Route(HttpMethod.DELETE, "/api/v1/tasks/999999999", "admin"),
