@@ -268,6 +268,14 @@ public final class TasklaneClient {
         return leased(claimed, "snooze", Map.of("delaySeconds", delay.toSeconds()));
     }
 
+    /**
+     * Hands the task back: queued again at once, counting neither the attempt nor a snooze, with
+     * {@code released: <reason>} as its {@code lastError} (the service's default reason when null).
+     */
+    public Mono<Task> release(Task claimed, String reason) {
+        return leased(claimed, "release", reason == null ? Map.of() : Map.of("reason", reason));
+    }
+
     private Mono<Task> leased(Task claimed, String action, Map<String, ?> fields) {
         Map<String, Object> body = new LinkedHashMap<>(fields);
         body.put("workerId", claimed.workerId());

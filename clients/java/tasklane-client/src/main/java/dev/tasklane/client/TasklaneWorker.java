@@ -31,8 +31,10 @@ import reactor.util.retry.Retry;
  *
  * <p>{@link #stop(Duration)} stops claiming (the long poll in flight is abandoned, which the
  * service releases), lets running handlers finish within the grace, and then hands back what
- * is still running: the handlers are cancelled and their tasks snoozed for 0 s, back in the
- * queue at once without spending an attempt.
+ * is still running: the handlers are cancelled (a blocking one interrupted) and their tasks
+ * released, back in the queue at once, counting neither an attempt nor a snooze. A snooze of 0 s
+ * would count one: past {@code maxSnoozes} it fails the attempt, and with {@code maxAttempts: 1}
+ * a graceful stop would fail the task for good.
  */
 public final class TasklaneWorker {
 
@@ -112,10 +114,12 @@ public final class TasklaneWorker {
 
     private Mono<Void> handBack() {
         List<Task> left = List.copyOf(running.values());
+        // Cancelled first: a handler ends (or, a blocking one, is interrupted) before its task can
+        // be claimed again, and nothing it returns later is sent.
         pipeline.dispose();
         log.info("Worker {} hands back {} running task(s)", workerId, left.size());
         return Flux.fromIterable(left)
-                .flatMap(task -> client.snooze(task, Duration.ZERO)
+                .flatMap(task -> client.release(task, "worker " + workerId + " stopped")
                         // a hand-back that gets no answer must not hold the stop for ever: the
                         // task's lease runs out and the service queues it again
                         .timeout(HAND_BACK_WAIT)

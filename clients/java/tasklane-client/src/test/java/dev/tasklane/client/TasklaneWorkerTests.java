@@ -4,9 +4,13 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Queue;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -244,7 +248,7 @@ final class TasklaneWorkerTests {
 
     @Test
     void aStopEndsWhenAHandBackGetsNoAnswer() throws Exception {
-        try (LosingProxy proxy = LosingProxy.silentAfter(service.port(), "/snooze", 1)) {
+        try (LosingProxy proxy = LosingProxy.silentAfter(service.port(), "/release", 1)) {
             CountDownLatch started = new CountDownLatch(1);
             TasklaneWorker worker = TasklaneWorker.builder(proxy.client(), "pull-silent-stop").workerId("silent-stop")
                     .handler("endless", task -> {
@@ -261,6 +265,64 @@ final class TasklaneWorkerTests {
             assertThat(Duration.ofNanos(System.nanoTime() - begun)).isLessThan(Duration.ofSeconds(15));
             assertThat(proxy.answersLost()).isEqualTo(1);
         }
+    }
+
+    @Test
+    void aStopHandsBackWithAReleaseThatSpendsNeitherAnAttemptNorASnooze() {
+        CountDownLatch started = new CountDownLatch(1);
+        TasklaneWorker worker = TasklaneWorker.builder(client, "pull-release").workerId("releasing")
+                .handler("endless", task -> {
+                    started.countDown();
+                    return Mono.never();
+                })
+                .build().start();
+        long id = client.enqueue("pull-release", NewTask.of("endless").withMaxAttempts(1).withMaxSnoozes(0))
+                .block(PATIENCE).id();
+        await().atMost(PATIENCE).until(() -> started.getCount() == 0);
+
+        worker.stop(Duration.ofMillis(500)).block(PATIENCE);
+
+        Task handedBack = client.get(id).block(PATIENCE);
+        assertThat(handedBack.state()).as("not failed by its only attempt, nor by a snooze too many").isEqualTo("queued");
+        assertThat(handedBack.attempt()).isZero();
+        assertThat(handedBack.snoozes()).isZero();
+        assertThat(handedBack.lastError()).isEqualTo("released: worker releasing stopped");
+    }
+
+    @Test
+    void aBlockingHandlerThatIgnoresItsInterruptionHasItsLateResultDroppedAfterTheHandBack() throws Exception {
+        Queue<String> calls = new ConcurrentLinkedQueue<>();
+        CountDownLatch started = new CountDownLatch(1);
+        CountDownLatch finish = new CountDownLatch(1);
+        CountDownLatch returned = new CountDownLatch(1);
+        AtomicBoolean interrupted = new AtomicBoolean();
+        TasklaneWorker worker = TasklaneWorker.builder(recording(calls), "pull-stubborn").workerId("stubborn")
+                .blockingHandler("stubborn", task -> {
+                    started.countDown();
+                    while (finish.getCount() > 0) {
+                        try {
+                            finish.await();
+                        } catch (InterruptedException ignored) {
+                            interrupted.set(true); // and carries on, as careless code does
+                        }
+                    }
+                    returned.countDown();
+                    return "late";
+                })
+                .build().start();
+        long id = client.enqueue("pull-stubborn", NewTask.of("stubborn")).block(PATIENCE).id();
+        await().atMost(PATIENCE).until(() -> started.getCount() == 0);
+
+        worker.stop(Duration.ofMillis(500)).block(PATIENCE);
+        assertThat(client.get(id).block(PATIENCE).state()).isEqualTo("queued");
+        await().atMost(PATIENCE).untilTrue(interrupted);
+
+        finish.countDown();
+        assertThat(returned.await(PATIENCE.toSeconds(), TimeUnit.SECONDS)).isTrue();
+        await().during(Duration.ofSeconds(1)).atMost(PATIENCE).until(() -> noOutcomeSent(calls, id));
+        Task after = client.get(id).block(PATIENCE);
+        assertThat(after.state()).isEqualTo("queued");
+        assertThat(after.attempt()).isZero();
     }
 
     @Test
@@ -308,6 +370,21 @@ final class TasklaneWorkerTests {
         } finally {
             started.stop(Duration.ofSeconds(5)).block(PATIENCE);
         }
+    }
+
+    /** A client that notes each call it sends ({@code POST /api/v1/tasks/7/complete}). */
+    private static TasklaneClient recording(Queue<String> calls) {
+        return TasklaneClient.builder(service.baseUrl()).token(TasklaneService.TOKEN)
+                .webClient(WebClient.builder().filter((request, next) -> {
+                    calls.add(request.method().name() + " " + request.url().getPath());
+                    return next.exchange(request);
+                }))
+                .build();
+    }
+
+    private static boolean noOutcomeSent(Queue<String> calls, long id) {
+        return calls.stream().noneMatch(call -> call.startsWith("POST /api/v1/tasks/" + id + "/")
+                && (call.endsWith("/complete") || call.endsWith("/fail")));
     }
 
     private static Task awaitTerminal(long id) {
