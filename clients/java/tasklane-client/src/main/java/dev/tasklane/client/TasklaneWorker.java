@@ -2,6 +2,7 @@ package dev.tasklane.client;
 
 import java.net.InetAddress;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -29,6 +30,15 @@ import reactor.util.retry.Retry;
  * runs at most {@code concurrency} at once, heartbeats their leases, and completes or fails each.
  * It claims only as many tasks as it has free slots, so every task it holds has started.
  *
+ * <p>A handler runs only while the worker can vouch for its lease, as in-process handlers do:
+ * it is stopped (cancelled; a blocking one interrupted) when a heartbeat is answered 404 or 409
+ * (the task was cancelled, deleted or rescued: it is no longer this worker's), at the task's
+ * {@code timeoutAt}, and when no heartbeat has succeeded for so long that the lease could end
+ * within a margin (a fifth of it, at most 5 s): before the service could hand the task to anyone
+ * else. A stopped handler's outcome is never sent. A timed-out attempt is failed by the service
+ * ({@code timed out after Ns}), as the lease ends with it; a lost or lapsed lease is the
+ * service's to settle as well.
+ *
  * <p>{@link #stop(Duration)} stops claiming (the long poll in flight is abandoned, which the
  * service releases), lets running handlers finish within the grace, and then hands back what
  * is still running: the handlers are cancelled (a blocking one interrupted) and their tasks
@@ -44,6 +54,10 @@ public final class TasklaneWorker {
     private static final Duration CLAIM_ANSWER_MARGIN = Duration.ofSeconds(5);
     /** How long a stop waits for the answer to each hand-back. */
     private static final Duration HAND_BACK_WAIT = Duration.ofSeconds(5);
+    /** How often each attempt's deadlines are checked. */
+    private static final Duration CHECK_EVERY = Duration.ofMillis(100);
+    /** The largest margin before a lease ends at which its handler is stopped. */
+    private static final Duration MAX_MARGIN = Duration.ofSeconds(5);
 
     private final TasklaneClient client;
     private final String queue;
@@ -54,7 +68,7 @@ public final class TasklaneWorker {
     private final Map<String, TaskHandler> handlers;
     private final ObservationRegistry observations;
     private final AtomicInteger held = new AtomicInteger();
-    private final Map<Long, Task> running = new ConcurrentHashMap<>();
+    private final Map<Long, Attempt> running = new ConcurrentHashMap<>();
     private final Sinks.Empty<Void> stopClaiming = Sinks.empty();
     private final Sinks.Empty<Void> drained = Sinks.empty();
     private volatile Disposable pipeline;
@@ -113,9 +127,15 @@ public final class TasklaneWorker {
     }
 
     private Mono<Void> handBack() {
-        List<Task> left = List.copyOf(running.values());
-        // Cancelled first: a handler ends (or, a blocking one, is interrupted) before its task can
-        // be claimed again, and nothing it returns later is sent.
+        // Stopped first: a handler ends (a blocking one is interrupted) before its task can be
+        // claimed again, and nothing it returns later is sent. One already stopped for a lost
+        // lease is not this worker's to hand back.
+        List<Task> left = new ArrayList<>();
+        for (Attempt attempt : running.values()) {
+            if (attempt.stop(Attempt.Stop.HANDED_BACK)) {
+                left.add(attempt.task());
+            }
+        }
         pipeline.dispose();
         log.info("Worker {} hands back {} running task(s)", workerId, left.size());
         return Flux.fromIterable(left)
@@ -131,7 +151,7 @@ public final class TasklaneWorker {
     }
 
     /** Claims as many tasks as there are free slots, again and again, until stopped. */
-    private Flux<Task> claims() {
+    private Flux<Attempt> claims() {
         TasklaneClient.Claim terms = TasklaneClient.Claim.by(workerId).withLeaseSeconds(leaseSeconds)
                 .withWaitSeconds(waitSeconds).withTypes(handlers.keySet());
         return Flux.defer(() -> {
@@ -139,12 +159,18 @@ public final class TasklaneWorker {
                     if (free <= 0) {
                         return Mono.delay(Duration.ofMillis(20)).thenMany(Flux.empty());
                     }
+                    long sent = System.nanoTime();
                     return client.claim(queue, terms.withMax(free))
                             // a long poll answers by its wait; one that does not is on a socket
                             // that stopped answering, and would leave the worker idle for ever
                             .timeout(Duration.ofSeconds(waitSeconds).plus(CLAIM_ANSWER_MARGIN))
                             .doOnNext(tasks -> held.addAndGet(tasks.size()))
-                            .flatMapIterable(tasks -> tasks)
+                            .flatMapIterable(tasks -> {
+                                long answered = System.nanoTime();
+                                return tasks.stream()
+                                        .map(task -> Attempt.claimed(task, Duration.ofSeconds(leaseSeconds), sent, answered))
+                                        .toList();
+                            })
                             .onErrorResume(error -> {
                                 log.warn("Worker {} could not claim from {}: {}", workerId, queue, error.toString());
                                 return Mono.delay(Duration.ofSeconds(1)).thenMany(Flux.empty());
@@ -153,34 +179,78 @@ public final class TasklaneWorker {
                 .repeat();
     }
 
-    private Mono<Void> run(Task task) {
-        running.put(task.id(), task);
+    private Mono<Void> run(Attempt attempt) {
+        Task task = attempt.task();
+        running.put(task.id(), attempt);
         ClaimedTask claimed = new ClaimedTask(task, client);
         Mono<Optional<Object>> work = traced(task, Mono.defer(() -> handlers.get(task.type()).handle(claimed))
                 .<Optional<Object>>map(Optional::of)
                 .defaultIfEmpty(Optional.empty()));
         // The handler's error decides the outcome; an error in recording it never does, or a
-        // task whose "complete" was lost on the way would be failed and run again.
+        // task whose "complete" was lost on the way would be failed and run again. A stop
+        // cancels the handler, or the recording of its outcome, wherever it is: what the
+        // handler returns after it is never sent.
         Mono<Task> outcome = work
                 .map(result -> (Supplier<Mono<Task>>) () -> client.complete(task, result.orElse(null)))
                 .onErrorResume(error -> Mono.just(() -> client.fail(task, message(error), !(error instanceof PermanentFailure))))
-                .flatMap(record -> recorded(task, record));
+                .flatMap(record -> recorded(task, record))
+                .takeUntilOther(attempt.whenStopped());
         // Each beat gives up when the next is due, and the next goes at once: one that hung on
         // a socket that stopped answering would otherwise hold back every later beat until the
         // lease ran out. A tick that comes while a beat is still out waits for it (interval
         // without demand fails, and that error would stop the whole worker).
         Mono<Void> heartbeats = Flux.interval(heartbeatEvery())
                 .onBackpressureLatest()
-                .concatMap(beat -> client.heartbeat(task, leaseSeconds).timeout(heartbeatEvery()).onErrorResume(error -> {
-                    log.warn("Heartbeat of task {} failed: {}", task.id(), error.toString());
-                    return Mono.empty();
-                }))
+                .concatMap(beat -> heartbeat(attempt))
                 .then();
-        return Mono.firstWithSignal(outcome.then(), heartbeats)
+        // On a timer of its own, apart from the heartbeats: whatever they are doing, a handler
+        // whose lease may end is stopped in time.
+        Mono<Void> deadlines = Flux.interval(CHECK_EVERY)
+                .doOnNext(tick -> {
+                    Attempt.Stop due = attempt.due(System.nanoTime(), margin(), CHECK_EVERY);
+                    if (due != null) {
+                        stop(attempt, due, due == Attempt.Stop.TIMED_OUT
+                                ? "it reached its timeout of " + task.timeoutSeconds() + "s"
+                                : "no heartbeat succeeded for nearly its lease, which may run out");
+                    }
+                })
+                .then();
+        return Mono.firstWithSignal(outcome.then(), heartbeats, deadlines)
                 .doFinally(signal -> {
                     running.remove(task.id());
                     held.decrementAndGet();
                 });
+    }
+
+    /**
+     * One heartbeat: a renewal extends the lease from when it was sent; a 404 or 409 says the
+     * task is no longer this worker's (cancelled, deleted, rescued, or past its timeout), and
+     * stops its handler.
+     */
+    private Mono<Void> heartbeat(Attempt attempt) {
+        Task task = attempt.task();
+        return Mono.defer(() -> {
+                    long sent = System.nanoTime();
+                    return client.heartbeat(task, leaseSeconds).timeout(heartbeatEvery())
+                            .doOnNext(renewed -> attempt.renewed(sent, Duration.ofSeconds(leaseSeconds)));
+                })
+                .then()
+                .onErrorResume(error -> {
+                    if (error instanceof TasklaneException problem && (problem.status() == 404 || problem.status() == 409)) {
+                        stop(attempt, Attempt.Stop.LEASE_LOST, "its heartbeat was answered " + problem.status()
+                                + ", so the task is no longer this worker's");
+                    } else {
+                        log.warn("Heartbeat of task {} failed: {}", task.id(), error.toString());
+                    }
+                    return Mono.empty();
+                });
+    }
+
+    private void stop(Attempt attempt, Attempt.Stop reason, String why) {
+        if (attempt.stop(reason)) {
+            log.warn("Worker {} stopped the handler of task {}: {}; its outcome will not be sent", workerId,
+                    attempt.task().id(), why);
+        }
     }
 
     /**
@@ -241,6 +311,12 @@ public final class TasklaneWorker {
 
     private Duration heartbeatEvery() {
         return Duration.ofMillis(Math.max(500, leaseSeconds * 1000L / 3));
+    }
+
+    /** How long before its lease may end a handler is stopped: a fifth of the lease, at most 5 s. */
+    private Duration margin() {
+        Duration fifth = Duration.ofSeconds(leaseSeconds).dividedBy(5);
+        return fifth.compareTo(MAX_MARGIN) > 0 ? MAX_MARGIN : fifth;
     }
 
     private static String message(Throwable error) {

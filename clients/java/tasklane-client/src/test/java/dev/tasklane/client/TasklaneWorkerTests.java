@@ -12,6 +12,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 import dev.tasklane.client.testing.LosingProxy;
@@ -323,6 +324,108 @@ final class TasklaneWorkerTests {
         Task after = client.get(id).block(PATIENCE);
         assertThat(after.state()).isEqualTo("queued");
         assertThat(after.attempt()).isZero();
+    }
+
+    @Test
+    void aHeartbeatAnswered409StopsTheHandlerAndItsOutcomeIsNotSent() {
+        Queue<String> calls = new ConcurrentLinkedQueue<>();
+        CountDownLatch started = new CountDownLatch(1);
+        AtomicBoolean interrupted = new AtomicBoolean();
+        TasklaneWorker worker = TasklaneWorker.builder(recording(calls), "pull-cancelled").workerId("cancelled")
+                .leaseSeconds(2)
+                .blockingHandler("long", task -> {
+                    started.countDown();
+                    try {
+                        Thread.sleep(PATIENCE.toMillis());
+                    } catch (InterruptedException e) {
+                        interrupted.set(true);
+                        throw e; // as a failure, which is not sent either
+                    }
+                    return "late";
+                })
+                .build().start();
+        try {
+            long id = client.enqueue("pull-cancelled", NewTask.of("long")).block(PATIENCE).id();
+            await().atMost(PATIENCE).until(() -> started.getCount() == 0);
+
+            client.cancel(id).block(PATIENCE); // an operator; the next heartbeat is answered 409
+
+            await().atMost(Duration.ofSeconds(10)).untilTrue(interrupted);
+            assertThat(calls).contains("POST /api/v1/tasks/" + id + "/heartbeat");
+            await().during(Duration.ofSeconds(1)).atMost(PATIENCE).until(() -> noOutcomeSent(calls, id));
+            assertThat(worker.held()).isZero();
+            assertThat(client.get(id).block(PATIENCE).state()).isEqualTo("cancelled");
+        } finally {
+            worker.stop(Duration.ofSeconds(5)).block(PATIENCE);
+        }
+    }
+
+    @Test
+    void aHandlerIsStoppedAtItsTasksTimeoutLongBeforeAHeartbeatCouldSaySo() {
+        Queue<String> calls = new ConcurrentLinkedQueue<>();
+        AtomicLong startedAt = new AtomicLong();
+        AtomicLong stoppedAt = new AtomicLong();
+        // A 30 s lease is renewed every 10 s: only the worker's own clock can stop a 2 s attempt in time.
+        TasklaneWorker worker = TasklaneWorker.builder(recording(calls), "pull-timeout").workerId("timeout")
+                .leaseSeconds(30)
+                .handler("slow", task -> Mono.never()
+                        .doOnSubscribe(subscription -> startedAt.set(System.nanoTime()))
+                        .doOnCancel(() -> stoppedAt.set(System.nanoTime())))
+                .build().start();
+        try {
+            long id = client.enqueue("pull-timeout", NewTask.of("slow").withTimeoutSeconds(2).withMaxAttempts(1))
+                    .block(PATIENCE).id();
+            await().atMost(PATIENCE).until(() -> stoppedAt.get() != 0);
+            assertThat(Duration.ofNanos(stoppedAt.get() - startedAt.get()))
+                    .isBetween(Duration.ofSeconds(1), Duration.ofMillis(2500));
+
+            Task ended = awaitTerminal(id);
+            assertThat(ended.state()).isEqualTo("failed");
+            assertThat(ended.lastError()).isEqualTo("timed out after 2s");
+            assertThat(noOutcomeSent(calls, id)).isTrue();
+        } finally {
+            worker.stop(Duration.ofSeconds(5)).block(PATIENCE);
+        }
+    }
+
+    @Test
+    void heartbeatsFailingForNearlyALeaseStopTheHandlerBeforeAnotherWorkerCanGetTheTask() throws Exception {
+        try (LosingProxy proxy = LosingProxy.start(service.port(), 0)) {
+            CountDownLatch firstStarted = new CountDownLatch(1);
+            AtomicLong firstStoppedAt = new AtomicLong();
+            AtomicLong secondStartedAt = new AtomicLong();
+            TasklaneWorker cutOff = TasklaneWorker.builder(proxy.client(), "pull-cut").workerId("cut-off").leaseSeconds(2)
+                    .handler("work", task -> Mono.never()
+                            .doOnSubscribe(subscription -> firstStarted.countDown())
+                            .doOnCancel(() -> firstStoppedAt.set(System.nanoTime())))
+                    .build().start();
+            TasklaneWorker other = null;
+            try {
+                long id = client.enqueue("pull-cut", NewTask.of("work")).block(PATIENCE).id();
+                await().atMost(PATIENCE).until(() -> firstStarted.getCount() == 0);
+                other = TasklaneWorker.builder(client, "pull-cut").workerId("other").leaseSeconds(2)
+                        .handler("work", task -> Mono.fromSupplier(() -> {
+                            secondStartedAt.set(System.nanoTime());
+                            return "second";
+                        }))
+                        .build().start();
+
+                proxy.cut(); // every heartbeat fails from now on; the lease runs out and is rescued
+
+                Task done = awaitTerminal(id);
+                assertThat(done.result().asString()).isEqualTo("second");
+                assertThat(done.attempt()).isEqualTo(2);
+                assertThat(firstStoppedAt.get()).as("the first handler was stopped").isNotZero();
+                assertThat(firstStoppedAt.get() - secondStartedAt.get())
+                        .as("the first handler stopped before the second began").isNegative();
+            } finally {
+                proxy.mend();
+                cutOff.stop(Duration.ofSeconds(5)).block(PATIENCE);
+                if (other != null) {
+                    other.stop(Duration.ofSeconds(5)).block(PATIENCE);
+                }
+            }
+        }
     }
 
     @Test

@@ -8,6 +8,8 @@ import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -21,7 +23,7 @@ import dev.tasklane.client.TasklaneClient;
  * {@link #losingRequestsTo} do the same to the first {@code losses} requests whose request line
  * contains a given text, or cut the connection before such a request reaches the service.
  * {@link #silentAfter} stops answering such a request without closing. Everything else passes
- * through.
+ * through, until {@link #cut} cuts the network: every connection, open or new, until {@link #mend}.
  */
 public final class LosingProxy implements AutoCloseable {
 
@@ -36,6 +38,8 @@ public final class LosingProxy implements AutoCloseable {
     private final AtomicInteger connections = new AtomicInteger();
     private final AtomicInteger matched = new AtomicInteger();
     private final AtomicInteger lost = new AtomicInteger();
+    private final Set<Socket> open = ConcurrentHashMap.newKeySet();
+    private volatile boolean cut;
 
     private LosingProxy(int target, int losses, Loss loss, String requestText) throws IOException {
         this.listener = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
@@ -92,11 +96,28 @@ public final class LosingProxy implements AutoCloseable {
         return lost.get();
     }
 
+    /** Closes every connection through the proxy, and each new one at once, until {@link #mend}. */
+    public void cut() {
+        cut = true;
+        open.forEach(LosingProxy::closeQuietly);
+    }
+
+    /** Lets connections through again after {@link #cut}. */
+    public void mend() {
+        cut = false;
+    }
+
     private void accept() {
         while (!listener.isClosed()) {
             try {
                 Socket client = listener.accept();
+                if (cut) {
+                    closeQuietly(client);
+                    continue;
+                }
                 Socket upstream = new Socket(InetAddress.getLoopbackAddress(), target);
+                open.add(client);
+                open.add(upstream);
                 AtomicBoolean loseAnswer = new AtomicBoolean(
                         loss == Loss.FIRST_CONNECTIONS && connections.incrementAndGet() <= losses);
                 daemon(() -> requests(client, upstream, loseAnswer));
@@ -129,6 +150,9 @@ public final class LosingProxy implements AutoCloseable {
             }
         } catch (IOException ended) {
             // either side went away
+        } finally {
+            open.remove(from);
+            open.remove(to);
         }
     }
 
@@ -155,6 +179,14 @@ public final class LosingProxy implements AutoCloseable {
             }
         } catch (IOException ended) {
             // either side went away
+        }
+    }
+
+    private static void closeQuietly(Socket socket) {
+        try {
+            socket.close();
+        } catch (IOException ignored) {
+            // already closed
         }
     }
 

@@ -1,0 +1,105 @@
+package dev.tasklane.client;
+
+import java.time.Duration;
+
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
+
+/**
+ * One claimed task a {@link TasklaneWorker} runs: the local deadlines of its lease and of its
+ * timeout (monotonic {@link System#nanoTime()}), and the switch that stops its handler.
+ *
+ * <p>The deadlines never run later than the service's: a heartbeat's lease is counted from
+ * before the heartbeat was sent, and a claim's from before its answer could have left the
+ * service ({@link #CLAIM_ANSWER_ALLOWANCE}; a long poll's claim is made just before its
+ * answer, so counting from when the claim was sent would shorten the lease by the whole wait).
+ * The timeout is the service's own ({@code timeoutAt - startedAt}, one clock), counted from the
+ * same point, so clocks that disagree do not matter.
+ */
+final class Attempt {
+
+    /** How long after the service claimed a task its answer is taken to arrive, at most. */
+    static final Duration CLAIM_ANSWER_ALLOWANCE = Duration.ofMillis(250);
+
+    /** Why a handler was stopped. */
+    enum Stop {
+        /** A heartbeat was answered 404 or 409: the task was cancelled, deleted, rescued or is another's. */
+        LEASE_LOST,
+        /** No heartbeat succeeded in time: the lease may expire before the next could renew it. */
+        LEASE_LAPSED,
+        /** The attempt reached its {@code timeoutAt}; the service fails it as timed out. */
+        TIMED_OUT,
+        /** The worker stopped and hands the task back. */
+        HANDED_BACK
+    }
+
+    private final Task task;
+    /** Whether the attempt has a timeout: nanoTime may be any long, so no value can stand for "never". */
+    private final boolean timesOut;
+    private final long timeoutDeadline;
+    private final Sinks.Empty<Void> stopped = Sinks.empty();
+    private volatile long leaseDeadline;
+    private volatile Stop stop;
+
+    private Attempt(Task task, long basis, Duration lease) {
+        this.task = task;
+        this.timesOut = task.timeoutAt() != null && task.startedAt() != null;
+        this.timeoutDeadline = timesOut ? basis + Duration.between(task.startedAt(), task.timeoutAt()).toNanos() : 0;
+        this.leaseDeadline = capped(basis + (task.leaseExpiresAt() == null || task.startedAt() == null ? lease
+                : Duration.between(task.startedAt(), task.leaseExpiresAt())).toNanos());
+    }
+
+    /**
+     * A task one claim for {@code lease} handed out: the claim was sent at {@code sentNanos} and
+     * answered at {@code answeredNanos}; the service claimed it in between.
+     */
+    static Attempt claimed(Task task, Duration lease, long sentNanos, long answeredNanos) {
+        return new Attempt(task, Math.max(sentNanos, answeredNanos - CLAIM_ANSWER_ALLOWANCE.toNanos()), lease);
+    }
+
+    Task task() {
+        return task;
+    }
+
+    /** A heartbeat sent at {@code sentNanos} renewed the lease for {@code lease}, never past the timeout. */
+    void renewed(long sentNanos, Duration lease) {
+        leaseDeadline = capped(sentNanos + lease.toNanos());
+    }
+
+    /**
+     * Why the handler must stop at {@code nowNanos}, if it must: at the timeout (checked every
+     * {@code checkEvery}, so the last check before it stops it), or when the lease ends within
+     * {@code margin} unless it already runs to the timeout, which no heartbeat could extend.
+     */
+    Stop due(long nowNanos, Duration margin, Duration checkEvery) {
+        if (timesOut && nowNanos + checkEvery.toNanos() - timeoutDeadline >= 0) {
+            return Stop.TIMED_OUT;
+        }
+        long lease = leaseDeadline;
+        if (!(timesOut && lease == timeoutDeadline) && nowNanos + margin.toNanos() - lease >= 0) {
+            return Stop.LEASE_LAPSED;
+        }
+        return null;
+    }
+
+    /** Stops the handler; the first reason stands. True if this call stopped it. */
+    boolean stop(Stop reason) {
+        synchronized (this) {
+            if (stop != null) {
+                return false;
+            }
+            stop = reason;
+        }
+        stopped.tryEmitEmpty();
+        return true;
+    }
+
+    /** Completes when the handler must stop. */
+    Mono<Void> whenStopped() {
+        return stopped.asMono();
+    }
+
+    private long capped(long deadline) {
+        return timesOut && deadline - timeoutDeadline >= 0 ? timeoutDeadline : deadline;
+    }
+}
