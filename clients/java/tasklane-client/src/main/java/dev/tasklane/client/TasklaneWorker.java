@@ -58,6 +58,11 @@ public final class TasklaneWorker {
     private static final Duration CHECK_EVERY = Duration.ofMillis(100);
     /** The largest margin before a lease ends at which its handler is stopped. */
     private static final Duration MAX_MARGIN = Duration.ofSeconds(5);
+    /** The pull API's range of a claim's {@code leaseSeconds}. */
+    private static final int MIN_LEASE_SECONDS = 1;
+    private static final int MAX_LEASE_SECONDS = 43_200;
+    /** The pull API's longest long poll. */
+    private static final int MAX_WAIT_SECONDS = 30;
 
     private final TasklaneClient client;
     private final String queue;
@@ -378,13 +383,13 @@ public final class TasklaneWorker {
             return this;
         }
 
-        /** The lease each claim takes (30 s), renewed every third of it while the handler runs. */
+        /** The lease each claim takes (30 s; 1..43,200), renewed every third of it while the handler runs. */
         public Builder leaseSeconds(int value) {
             this.leaseSeconds = value;
             return this;
         }
 
-        /** How long one long poll waits for a task (20 s, at most 30). */
+        /** How long one long poll waits for a task (20 s; 0..30). */
         public Builder waitSeconds(int value) {
             this.waitSeconds = value;
             return this;
@@ -399,9 +404,20 @@ public final class TasklaneWorker {
             return this;
         }
 
+        /**
+         * The worker. Values the pull API would refuse fail here: the service would answer every
+         * claim 422, and the worker would retry for ever without claiming a task.
+         */
         public TasklaneWorker build() {
             if (handlers.isEmpty()) {
                 throw new IllegalStateException("a worker needs at least one handler");
+            }
+            if (leaseSeconds < MIN_LEASE_SECONDS || leaseSeconds > MAX_LEASE_SECONDS) {
+                throw new IllegalArgumentException("leaseSeconds must be " + MIN_LEASE_SECONDS + ".." + MAX_LEASE_SECONDS
+                        + ": " + leaseSeconds);
+            }
+            if (waitSeconds < 0 || waitSeconds > MAX_WAIT_SECONDS) {
+                throw new IllegalArgumentException("waitSeconds must be 0.." + MAX_WAIT_SECONDS + ": " + waitSeconds);
             }
             return new TasklaneWorker(this);
         }

@@ -30,6 +30,7 @@ import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.awaitility.Awaitility.await;
 
 /** TasklaneWorker against the real service: handlers, leases, failures and a graceful stop. */
@@ -426,6 +427,19 @@ final class TasklaneWorkerTests {
                 }
             }
         }
+    }
+
+    @Test
+    void theBuilderRefusesWaitAndLeaseSecondsTheServiceWouldRefuse() {
+        TasklaneWorker.Builder builder = TasklaneWorker.builder(client, "pull-settings").handler("t", task -> Mono.empty());
+        assertThatIllegalArgumentException().isThrownBy(() -> builder.waitSeconds(31).build()).withMessageContaining("waitSeconds");
+        assertThatIllegalArgumentException().isThrownBy(() -> builder.waitSeconds(-1).build()).withMessageContaining("waitSeconds");
+        builder.waitSeconds(30);
+        assertThatIllegalArgumentException().isThrownBy(() -> builder.leaseSeconds(0).build()).withMessageContaining("leaseSeconds");
+        assertThatIllegalArgumentException().isThrownBy(() -> builder.leaseSeconds(43_201).build())
+                .withMessageContaining("leaseSeconds");
+        assertThat(builder.leaseSeconds(43_200).build()).isNotNull();
+        assertThat(builder.leaseSeconds(1).waitSeconds(0).build()).isNotNull();
     }
 
     @Test
