@@ -14,7 +14,9 @@ import org.springframework.boot.r2dbc.autoconfigure.R2dbcConnectionDetails;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Primary;
+import org.springframework.r2dbc.connection.R2dbcTransactionManager;
 import org.springframework.r2dbc.core.DatabaseClient;
+import org.springframework.transaction.ReactiveTransactionManager;
 
 /**
  * The service's two ways into the database, both bounded ({@link DatabaseBounds}): the main pool
@@ -43,6 +45,16 @@ class DatabaseClients {
     @Primary
     DatabaseClient databaseClient(ConnectionFactory connectionFactory, DatabaseBounds bounds) {
         return timed(connectionFactory, bounds);
+    }
+
+    /**
+     * Transactions over the same connections as the statements: Boot's own manager would take
+     * the bare pool, whose connections the timed client never sees, so a statement of the client
+     * would run outside the transaction it was written for.
+     */
+    @Bean
+    ReactiveTransactionManager transactionManager(DatabaseClient databaseClient) {
+        return new R2dbcTransactionManager(databaseClient.getConnectionFactory());
     }
 
     @Bean
