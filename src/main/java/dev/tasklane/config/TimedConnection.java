@@ -31,7 +31,9 @@ import reactor.core.publisher.Mono;
  * still runs there. Only then does the statement fail, with {@link StatementAbandonedException}:
  * a claim released after that is released after its statement, never before it.
  *
- * <p>Behind a pooler each transaction begins by setting the bounds for itself.
+ * <p>Begin, commit and rollback are timed the same way: a commit on a connection that stopped
+ * answering would otherwise hold its caller until TCP keepalive. Behind a pooler each transaction
+ * begins by setting the bounds for itself.
  */
 final class TimedConnection implements Connection, Wrapped<Connection> {
 
@@ -107,11 +109,18 @@ final class TimedConnection implements Connection, Wrapped<Connection> {
 
     private Publisher<Void> withBounds(Publisher<Void> begin) {
         if (!bounds.pooled()) {
-            return begin; // set for the whole session at connect
+            return timedCommand(begin); // set for the whole session at connect
         }
-        return Mono.from(begin).then(Flux.from(createStatement(bounds.transactionSettings()).execute())
+        return timedCommand(begin).then(Flux.from(createStatement(bounds.transactionSettings()).execute())
                 .concatMap(Result::getRowsUpdated)
                 .then());
+    }
+
+    /** A command of the transaction's (begin, commit, rollback) under the same bound as a statement. */
+    private Mono<Void> timedCommand(Publisher<Void> command) {
+        Duration timeout = bounds.clientTimeout();
+        return Mono.from(command).timeout(timeout,
+                Mono.defer(() -> stopStatement().then(Mono.error(new StatementAbandonedException(timeout)))));
     }
 
     @Override
@@ -121,7 +130,7 @@ final class TimedConnection implements Connection, Wrapped<Connection> {
 
     @Override
     public Publisher<Void> commitTransaction() {
-        return pooled.commitTransaction();
+        return timedCommand(pooled.commitTransaction());
     }
 
     @Override
@@ -156,7 +165,7 @@ final class TimedConnection implements Connection, Wrapped<Connection> {
 
     @Override
     public Publisher<Void> rollbackTransaction() {
-        return pooled.rollbackTransaction();
+        return timedCommand(pooled.rollbackTransaction());
     }
 
     @Override

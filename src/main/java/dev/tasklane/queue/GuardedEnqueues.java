@@ -1,6 +1,5 @@
 package dev.tasklane.queue;
 
-import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -24,12 +23,6 @@ import reactor.core.publisher.Mono;
  */
 final class GuardedEnqueues {
 
-    /**
-     * The longest one call may hold its transaction and its locks: each statement has the
-     * statement timeout, this bounds the commit too, on a connection that stopped answering.
-     */
-    private static final Duration TRANSACTION_TIMEOUT = Duration.ofMinutes(1);
-
     private final DatabaseClient db;
     private final TransactionalOperator transactions;
     private final TaskChanges changes;
@@ -46,7 +39,9 @@ final class GuardedEnqueues {
                 .flatMap(resolved -> Flux.fromIterable(resolved)
                         .concatMap(task -> enqueueOne(queue, task))
                         .collectList());
-        return transactions.transactional(inTransaction).timeout(TRANSACTION_TIMEOUT).doOnNext(this::announce);
+        // Each statement, the commit included, is bounded (DatabaseBounds): a timer out here would
+        // cancel a statement without first seeing it end.
+        return transactions.transactional(inTransaction).doOnNext(this::announce);
     }
 
     /** Locks the keys; answers the tasks with their unique keys resolved (a hash where none was given). */

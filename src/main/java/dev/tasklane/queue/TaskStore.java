@@ -15,6 +15,7 @@ import java.util.UUID;
 import java.util.function.Function;
 import java.util.stream.IntStream;
 
+import dev.tasklane.config.DatabaseBounds;
 import dev.tasklane.config.WorkerDatabase;
 import dev.tasklane.support.Batcher;
 import dev.tasklane.support.JsonbColumn;
@@ -60,12 +61,6 @@ public class TaskStore {
     /** About how many bytes of payloads and results one page of the task list may hold. */
     static final int PAGE_BYTES = 4 * 1024 * 1024;
 
-    /**
-     * The longest a claim on a flow-controlled queue may hold its transaction: each statement has
-     * the statement timeout, this bounds the commit too, on a connection that stopped answering.
-     */
-    private static final Duration FLOW_CLAIM_TIMEOUT = Duration.ofMinutes(1);
-
     private final DatabaseClient db;
     private final TransactionalOperator transactions;
     private final TaskChanges changes;
@@ -73,14 +68,24 @@ public class TaskStore {
     private final Batcher<Single, Attempt> singles;
     private final GuardedEnqueues guarded;
     private final TaskStore onWorkerPool;
+    /**
+     * Behind a pooler a statement outside a transaction has no bound on the server (the bounds
+     * travel with each transaction there): a claim then runs in one, so that a claim the service
+     * gave up on cannot commit after it was released.
+     */
+    private final boolean claimsInTransactions;
 
     @Autowired
-    TaskStore(DatabaseClient db, WorkerDatabase workerDatabase, TaskChanges changes, QueueFlows flows) {
-        this(db, changes, flows, new TaskStore(workerDatabase.client(), changes, flows, null));
+    TaskStore(DatabaseClient db, WorkerDatabase workerDatabase, TaskChanges changes, QueueFlows flows,
+              DatabaseBounds bounds) {
+        this(db, changes, flows, bounds.pooled(),
+                new TaskStore(workerDatabase.client(), changes, flows, bounds.pooled(), null));
     }
 
-    private TaskStore(DatabaseClient db, TaskChanges changes, QueueFlows flows, @Nullable TaskStore onWorkerPool) {
+    private TaskStore(DatabaseClient db, TaskChanges changes, QueueFlows flows, boolean claimsInTransactions,
+                      @Nullable TaskStore onWorkerPool) {
         this.db = db;
+        this.claimsInTransactions = claimsInTransactions;
         this.transactions = TransactionalOperator.create(new R2dbcTransactionManager(db.getConnectionFactory()));
         this.changes = changes;
         this.flows = flows;
@@ -369,6 +374,9 @@ public class TaskStore {
             statement = claimUnderFlow(claim, leaseId)
                     .onErrorResume(TaskStore::limitsGoByKey, e -> claimUnderLock(claim, leaseId));
         }
+        if (claimsInTransactions) {
+            statement = transactions.transactional(statement);
+        }
         return statement
                 .doOnNext(claimed -> changes.claimed(claim.queue(), claimed))
                 .flatMapIterable(claimed -> claimed);
@@ -392,8 +400,7 @@ public class TaskStore {
                 .bind("workerId", claim.workerId())
                 .bind("leaseId", leaseId)
                 .bind("leaseMs", claim.lease().toMillis())
-                .map(TaskStore::toTask).all().collectList()
-                .timeout(FLOW_CLAIM_TIMEOUT);
+                .map(TaskStore::toTask).all().collectList();
     }
 
     /** Whether a claim under flow control was refused because the queue's limits now go by key. */
@@ -426,7 +433,7 @@ public class TaskStore {
                             : claimStatement(db, claim.withLimit(budget), leaseId, limits, lastKey, true)
                                     .map(TaskStore::toTask).all().collectList());
                 });
-        return transactions.transactional(claimed).timeout(FLOW_CLAIM_TIMEOUT);
+        return transactions.transactional(claimed);
     }
 
     /** How many tasks the claim may start now, under the queue's lock; see {@link TaskSql#CLAIM_BUDGET}. */

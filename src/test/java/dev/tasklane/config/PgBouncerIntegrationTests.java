@@ -13,6 +13,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import dev.tasklane.testsupport.PgBouncer;
 import dev.tasklane.testsupport.Replicas;
 import dev.tasklane.testsupport.SseClient;
+import dev.tasklane.testsupport.TcpProxy;
 import dev.tasklane.testsupport.TestDatabase;
 import dev.tasklane.testsupport.Tasks;
 import org.junit.jupiter.api.AfterAll;
@@ -179,6 +180,53 @@ final class PgBouncerIntegrationTests {
         Thread.sleep(2_000);
         assertThat(new Tasks(api).get(id).get("state").stringValue()).isEqualTo("queued");
         assertThat(new Tasks(api).get(id).get("attempt").intValue()).isZero();
+    }
+
+    @Test
+    void aClaimWhoseConnectionToPgBouncerIsPartitionedNeverCommitsAfterItsRelease() throws Exception {
+        TestDatabase.Coordinates server = TestDatabase.get();
+        String queue = "bounced-stalled";
+        try (TcpProxy proxy = new TcpProxy("127.0.0.1", bouncer.port());
+             Connection admin = DriverManager.getConnection(server.jdbcUrl(database), server.user(), server.password());
+             Statement statement = admin.createStatement()) {
+            // every claim on the queue sleeps 7 s inside PostgreSQL, past the 3 s bound
+            statement.execute("CREATE OR REPLACE FUNCTION slow_stalled_claims() RETURNS trigger LANGUAGE plpgsql"
+                    + " AS $$ BEGIN PERFORM pg_sleep(7); RETURN NEW; END $$");
+            statement.execute("CREATE TRIGGER slow_stalled_claims BEFORE UPDATE ON task FOR EACH ROW WHEN (NEW.queue = '"
+                    + queue + "' AND OLD.state = 'queued' AND NEW.state = 'running') EXECUTE FUNCTION slow_stalled_claims()");
+            try (ConfigurableApplicationContext behind = Replicas.start("", Map.of(
+                    "spring.r2dbc.url", "r2dbc:postgresql://127.0.0.1:" + proxy.port() + "/" + database,
+                    "tasklane.listen-url", "r2dbc:postgresql://" + server.host() + ":" + server.port() + "/" + database,
+                    "tasklane.database.statement-timeout", "3s",
+                    "spring.r2dbc.pool.max-acquire-time", "2s",
+                    "spring.r2dbc.pool.max-create-connection-time", "2s"))) {
+                WebTestClient client = Replicas.client(behind);
+                long id = new Tasks(client).enqueue(queue, "{\"type\": \"remote\"}").get("id").longValue();
+                Thread stall = new Thread(() -> {
+                    try {
+                        Thread.sleep(500);
+                        proxy.partition(); // the cancel request cannot pass either
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                });
+                stall.start();
+                client.post().uri("/api/v1/queues/{q}/claims", queue).contentType(MediaType.APPLICATION_JSON)
+                        .bodyValue("{\"workerId\": \"wS\"}").exchange().expectStatus().isEqualTo(503);
+                stall.join();
+                Thread.sleep(5_000); // past the moment the claim's sleep would have ended and committed
+                proxy.restore();
+                // PostgreSQL ended the claim at the bound its transaction set: it never committed
+                try (Statement check = admin.createStatement();
+                     java.sql.ResultSet row = check.executeQuery("SELECT t.state, t.attempt, (SELECT count(*) FROM task_event e"
+                             + " WHERE e.task_id = t.id AND e.name = 'running') FROM task t WHERE t.id = " + id)) {
+                    row.next();
+                    assertThat(row.getString(1) + " " + row.getInt(2) + ", runs " + row.getInt(3)).isEqualTo("queued 0, runs 0");
+                }
+            } finally {
+                statement.execute("DROP TRIGGER IF EXISTS slow_stalled_claims ON task");
+            }
+        }
     }
 
     @Test

@@ -25,6 +25,7 @@ public final class TcpProxy implements AutoCloseable {
     private volatile boolean stalled;
     // Connections opened before this generation stall (see stallOpen); new ones flow.
     private volatile long stalledBefore = -1;
+    private volatile boolean partitioned;
     private final java.util.concurrent.atomic.AtomicLong nextGeneration = new java.util.concurrent.atomic.AtomicLong();
 
     public TcpProxy(String targetHost, int targetPort) throws IOException {
@@ -60,9 +61,25 @@ public final class TcpProxy implements AutoCloseable {
         stalledBefore = nextGeneration.get();
     }
 
+    /**
+     * Like {@link #stallOpen()}, and a side that closes one of those connections is not passed on
+     * to the other either: a network partition, where the peer beyond never hears of the close.
+     */
+    public void partitionOpen() {
+        partitioned = true;
+        stallOpen();
+    }
+
+    /** Like {@link #partitionOpen()} for every connection, open or new: nothing gets through either way. */
+    public void partition() {
+        partitioned = true;
+        stall();
+    }
+
     public void restore() {
         cut = false;
         stalled = false;
+        partitioned = false;
         stalledBefore = -1;
     }
 
@@ -102,6 +119,13 @@ public final class TcpProxy implements AutoCloseable {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             } finally {
+                try {
+                    while (partitioned && (stalled || connection < stalledBefore) && !cut) {
+                        Thread.sleep(5); // the close waits here, as behind a partition
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
                 closeQuietly(from);
                 closeQuietly(to);
             }
