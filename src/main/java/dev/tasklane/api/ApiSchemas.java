@@ -189,7 +189,10 @@ final class ApiSchemas {
             int status,
             String detail,
             @Schema(description = "Each invalid field, for 422") @Nullable List<FieldError> errors,
-            @Schema(description = "The task's current state, for 409") @Nullable String state) {
+            @Schema(description = "The task's current state, for 409") @Nullable String state,
+            @Schema(description = "\"unknown\" on a 503 whose change may or may not have been made (the database"
+                    + " did not answer within the statement timeout): retry only with the same idempotency key",
+                    allowableValues = "unknown") @Nullable String outcome) {
     }
 
     /** {@code PATCH /queues/{queue}}: a JSON merge patch of the queue's flow control; null clears a setting. */

@@ -92,6 +92,15 @@ class OpenApiConfig {
         }
         responses.addApiResponse("401", problem("No token, or a token that is not accepted"));
         if (!path.equals(ScopeRules.TOKEN_ROUTE)) {
+            responses.addApiResponse("503", problem(method == PathItem.HttpMethod.GET
+                    ? "The database is unavailable" + (stream ? ", or the replica serves as many streams as it may" : "")
+                            + "; retry after Retry-After"
+                    : "The database is unavailable (\"Database unavailable\": nothing was changed, retry after"
+                            + " Retry-After), or did not answer within the statement timeout (\"Outcome unknown\","
+                            + " `outcome: unknown`: the change may have been made; retry only with the same"
+                            + " idempotency key, which an Idempotency-Key header is repeated in the answer)"));
+        }
+        if (!path.equals(ScopeRules.TOKEN_ROUTE)) {
             responses.addApiResponse("403", problem("The token lacks the scope this call needs (read, enqueue,"
                     + " work or admin); `detail` names it"));
         }

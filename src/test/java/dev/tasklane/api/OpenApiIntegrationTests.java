@@ -67,16 +67,16 @@ final class OpenApiIntegrationTests extends IntegrationTest {
             "post /api/v1/schedules/{name}/trigger");
 
     private static final Map<String, List<String>> EXPECTED_ANSWERS = Map.of(
-            "post /api/v1/queues/{queue}/tasks", List.of("200", "201", "403", "400", "401", "413", "415", "422"),
-            "post /api/v1/tasks/{id}/cancel", List.of("200", "401", "403", "404", "409"),
-            "delete /api/v1/tasks/{id}", List.of("204", "401", "403", "404", "409"),
-            "post /api/v1/tasks/{id}/complete", List.of("200", "400", "403", "401", "404", "409", "413", "415", "422"),
-            "get /api/v1/tasks/{id}/events", List.of("200", "204", "403", "400", "401", "404"),
-            "get /api/v1/tasks", List.of("200", "401", "403", "422"),
-            "patch /api/v1/queues/{queue}", List.of("200", "400", "403", "401", "413", "415", "422"),
-            "put /api/v1/schedules/{name}", List.of("200", "201", "403", "400", "401", "413", "415", "422"),
-            "post /api/v1/schedules/{name}/trigger", List.of("201", "401", "403", "404", "422"),
-            "delete /api/v1/schedules/{name}", List.of("204", "401", "403", "404", "422"));
+            "post /api/v1/queues/{queue}/tasks", List.of("200", "201", "403", "400", "401", "503", "413", "415", "422"),
+            "post /api/v1/tasks/{id}/cancel", List.of("200", "401", "503", "403", "404", "409"),
+            "delete /api/v1/tasks/{id}", List.of("204", "401", "503", "403", "404", "409"),
+            "post /api/v1/tasks/{id}/complete", List.of("200", "400", "403", "401", "503", "404", "409", "413", "415", "422"),
+            "get /api/v1/tasks/{id}/events", List.of("200", "204", "403", "400", "401", "503", "404"),
+            "get /api/v1/tasks", List.of("200", "401", "503", "403", "422"),
+            "patch /api/v1/queues/{queue}", List.of("200", "400", "403", "401", "503", "413", "415", "422"),
+            "put /api/v1/schedules/{name}", List.of("200", "201", "403", "400", "401", "503", "413", "415", "422"),
+            "post /api/v1/schedules/{name}/trigger", List.of("201", "401", "503", "403", "404", "422"),
+            "delete /api/v1/schedules/{name}", List.of("204", "401", "503", "403", "404", "422"));
 
     @Test
     void theDocumentListsEveryRouteOfTheContractWithItsAnswersAndTheBearerScheme() {
@@ -140,7 +140,7 @@ final class OpenApiIntegrationTests extends IntegrationTest {
                 "workerId", "leaseId", "reason");
         assertThat(schemas.at("/ReleaseRequest/required").toString()).contains("workerId").contains("leaseId");
         assertThat(operation(document, "post /api/v1/tasks/{id}/release").get("responses").propertyNames())
-                .containsExactlyInAnyOrder("200", "400", "401", "403", "404", "409", "413", "415", "422");
+                .containsExactlyInAnyOrder("200", "400", "401", "503", "403", "404", "409", "413", "415", "422");
         assertThat(schemas.at("/TaskJson/properties").propertyNames()).containsExactlyInAnyOrder("id", "queue", "type",
                 "payload", "state", "priority", "attempt", "maxAttempts", "runAt", "createdAt", "startedAt",
                 "finishedAt", "workerId", "leaseId", "leaseExpiresAt", "timeoutSeconds", "timeoutAt", "progress",
