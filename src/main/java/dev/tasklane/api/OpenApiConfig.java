@@ -95,8 +95,8 @@ class OpenApiConfig {
             responses.addApiResponse("503", problem(method == PathItem.HttpMethod.GET
                     ? "The database is unavailable" + (stream ? ", or the replica serves as many streams as it may" : "")
                             + "; retry after Retry-After"
-                    : "The database is unavailable (\"Database unavailable\": nothing was changed, retry after"
-                            + " Retry-After), or did not answer within the statement timeout (\"Outcome unknown\","
+                    : "The database is unavailable (\"Database unavailable\": the failed statement changed nothing,"
+                            + " retry after Retry-After), or did not answer within the statement timeout (\"Outcome unknown\","
                             + " `outcome: unknown`: the change may have been made; retry only with the same"
                             + " idempotency key, which an Idempotency-Key header is repeated in the answer)"));
         }

@@ -46,6 +46,13 @@ public final class EventStreams {
     private static final Duration RETRY_PAUSE = Duration.ofSeconds(1);
     private static final long NONE = Long.MIN_VALUE;
 
+    /**
+     * How long the first frame waits for a stream's starting point when it must be read (a stream
+     * from now on, before the reader has a horizon): a database that does not answer a sequence's
+     * value within this does not hold the headers back any longer.
+     */
+    private static final Duration FIRST_FRAME_WAIT = Duration.ofMillis(500);
+
     private final EventSource eventLog;
     private final int maxSubscribers;
     private final AtomicInteger taskSubscribers = new AtomicInteger();
@@ -181,11 +188,16 @@ public final class EventStreams {
                 .handle(buffer::admit)
                 .onBackpressureBuffer(), // bounded in bytes by the buffer's admission
                 () -> liveSubscribed.tryEmitValue(true));
-        Flux<LiveEvent> opened = cursor.opened ? Flux.empty() : Flux.defer(() -> {
-            cursor.opened = true;
-            return Flux.just(LiveEvent.control(SseFrames.OPENED));
-        });
-        Flux<LiveEvent> replayed = startingPoint(cursor).flatMapMany(from -> eventLog.horizon().flatMapMany(horizon -> {
+        Mono<Long> start = startingPoint(cursor).cache();
+        // The first frame follows the starting point, so that whatever a client does once it has
+        // the headers comes after it, unless reading it takes longer than the client should wait.
+        Flux<LiveEvent> opened = cursor.opened ? Flux.empty() : start.timeout(FIRST_FRAME_WAIT)
+                .onErrorResume(e -> Mono.empty())
+                .thenMany(Flux.defer(() -> {
+                    cursor.opened = true;
+                    return Flux.just(LiveEvent.control(SseFrames.OPENED));
+                }));
+        Flux<LiveEvent> replayed = start.flatMapMany(from -> eventLog.horizon().flatMapMany(horizon -> {
             horizonUsed.set(horizon);
             cursor.lastSent = from;
             Flux<LiveEvent> gap = gapsPossible && after >= 0
@@ -205,8 +217,9 @@ public final class EventStreams {
     /**
      * Where the segment's replay begins: after the cursor, or for a stream "from now on" the
      * reader's horizon, or, before the reader has established one, the last event id handed out
-     * (an event committed after the stream opened then has a larger id, and the replay up to the
-     * horizon sends it). Asked once the first frame is out.
+     * when the stream opened: an event a client causes once it has the headers has a larger id,
+     * and the replay up to the horizon sends it. (An event whose id was handed out before that but
+     * which commits later is taken as before the stream, which is where its transaction began.)
      */
     private Mono<Long> startingPoint(Cursor cursor) {
         return Mono.defer(() -> {

@@ -165,6 +165,31 @@ final class EventStreamsTests {
     }
 
     @Test
+    void aStreamFromNowOnOpensWithinHalfASecondWhenTheDatabaseDoesNotAnswer() {
+        QuietSource source = new QuietSource(Flux.never()) {
+            @Override
+            public Mono<Long> horizon() {
+                return Mono.never();
+            }
+
+            @Override
+            public long establishedHorizon() {
+                return -1;
+            }
+
+            @Override
+            public Mono<Long> lastAssigned() {
+                return Mono.never();
+            }
+        };
+        EventStreams streams = new EventStreams(source, new SimpleMeterRegistry(), 10);
+        StepVerifier.create(streams.all(null, EventFilter.ALL).map(frame -> new String(frame, StandardCharsets.UTF_8)))
+                .expectNextMatches(frame -> frame.startsWith(": connected"))
+                .thenCancel()
+                .verify(Duration.ofSeconds(1));
+    }
+
+    @Test
     void aResumedStreamOpensBeforeTheReaderHasAHorizon() {
         QuietSource source = new QuietSource(Flux.never()) {
             @Override
