@@ -46,6 +46,23 @@ final class LongPollReleaseIntegrationTests extends IntegrationTest {
     }
 
     @Test
+    void aDebouncedTaskWhoseClaimNobodyReceivedIsStillWaiting() {
+        String queue = TaskFixtures.uniqueQueue("poll-debounce");
+        long id = new Tasks(api()).enqueue(queue, "{\"type\": \"t\", \"payload\": 1, \"debounce\": {\"key\": \"k\", \"delaySeconds\": 0}}")
+                .get("id").longValue();
+        try (SlowClaims slow = SlowClaims.on(queue, Duration.ofMillis(2500))) {
+            api().post().uri("/api/v1/queues/" + queue + "/claims").contentType(MediaType.APPLICATION_JSON)
+                    .bodyValue("{\"workerId\": \"w\", \"waitSeconds\": 1}").exchange().expectStatus().isOk();
+            assertReleased(id, "released: the long poll's deadline passed while its claim ran");
+        }
+        JsonNode debounced = api().post().uri("/api/v1/queues/" + queue + "/tasks").contentType(MediaType.APPLICATION_JSON)
+                .bodyValue("{\"type\": \"t\", \"payload\": 2, \"debounce\": {\"key\": \"k\", \"delaySeconds\": 0}}")
+                .exchange().expectStatus().isOk().expectBody(JsonNode.class).returnResult().getResponseBody();
+        assertThat(debounced.get("id").longValue()).isEqualTo(id);
+        assertThat(debounced.get("payload").intValue()).isEqualTo(2);
+    }
+
+    @Test
     void aLongPollWhoseClaimReturnsWithinItsGraceGetsItsTask() {
         String queue = TaskFixtures.uniqueQueue("poll-grace");
         long id = new Tasks(api()).enqueue(queue, "{\"type\": \"t\"}").get("id").longValue();
