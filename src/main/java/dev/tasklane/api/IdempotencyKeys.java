@@ -1,7 +1,9 @@
 package dev.tasklane.api;
 
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 
 import dev.tasklane.queue.NewTask;
 import dev.tasklane.support.StorableText;
@@ -48,9 +50,16 @@ final class IdempotencyKeys {
             return tasks;
         }
         List<NewTask> keyed = new ArrayList<>(tasks.size());
+        Set<String> seen = new HashSet<>();
         for (int i = 0; i < tasks.size(); i++) {
             NewTask task = tasks.get(i);
-            keyed.add(task.idempotencyKey() != null ? task : task.withIdempotencyKey(key + ":" + i));
+            NewTask withKey = task.idempotencyKey() != null ? task : task.withIdempotencyKey(key + ":" + i);
+            // an item's own key may be one the header derives for another item: both would be one task
+            if (!seen.add(withKey.idempotencyKey())) {
+                throw new InvalidRequestException("tasks[" + i + "].idempotencyKey",
+                        "is the key the Idempotency-Key header gives another item of this batch (<key>:<index>)");
+            }
+            keyed.add(withKey);
         }
         return List.copyOf(keyed);
     }
