@@ -8,6 +8,8 @@ import io.r2dbc.spi.ConnectionFactories;
 import io.r2dbc.spi.ConnectionFactory;
 import io.r2dbc.spi.ConnectionFactoryOptions;
 import org.springframework.beans.factory.annotation.Value;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.r2dbc.autoconfigure.ConnectionFactoryOptionsBuilderCustomizer;
 import org.springframework.boot.r2dbc.autoconfigure.R2dbcConnectionDetails;
@@ -32,13 +34,20 @@ import org.springframework.transaction.ReactiveTransactionManager;
 @Configuration(proxyBeanMethods = false)
 class DatabaseClients {
 
+    private static final Logger log = LoggerFactory.getLogger(DatabaseClients.class);
+
     private static final String POOLING_DRIVER = "pool";
 
     @Bean
     DatabaseBounds databaseBounds(TasklaneProperties properties, @Value("${spring.r2dbc.url}") String mainUrl,
                                   @Value("${tasklane.listen-url}") String listenUrl) {
-        return new DatabaseBounds(properties.database().statementTimeout(),
+        DatabaseBounds bounds = new DatabaseBounds(properties.database().statementTimeout(),
                 !DatabaseUrls.parse(mainUrl).sameServer(DatabaseUrls.parse(listenUrl)));
+        if (bounds.pooled()) {
+            log.info("TASKLANE_LISTEN_URL names another server than SPRING_R2DBC_URL: taking the main URL for a pooler"
+                    + " in transaction mode (bounds set by each transaction, claims in transactions, unnamed statements)");
+        }
+        return bounds;
     }
 
     @Bean

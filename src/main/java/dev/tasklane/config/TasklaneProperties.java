@@ -119,9 +119,9 @@ public record TasklaneProperties(
     }
 
     /**
-     * @param statementTimeout how long any statement may go unanswered before it fails (kept by
-     *                         the client, so it also holds behind PgBouncer and over a connection
-     *                         that stops answering without closing)
+     * @param statementTimeout how long a statement, a lock wait or an idle open transaction may take
+     *                         (kept by PostgreSQL, and by the service a second later for a
+     *                         connection that stops answering without closing; see DatabaseBounds)
      * @param workerPoolSize connections of the in-process workers' own pool (renewals, outcomes,
      *                       claims, rescue), apart from the main pool
      */
