@@ -7,7 +7,8 @@ import reactor.core.publisher.Sinks;
 
 /**
  * One claimed task a {@link TasklaneWorker} runs: the local deadlines of its lease and of its
- * timeout (monotonic {@link System#nanoTime()}), and the switch that stops its handler.
+ * timeout (monotonic {@link System#nanoTime()}), the switch that stops its handler, and when the
+ * handler has really ended.
  *
  * <p>The deadlines never run later than the service's: a heartbeat's lease is counted from
  * before the heartbeat was sent, and a claim's from before its answer could have left the
@@ -33,13 +34,20 @@ final class Attempt {
         HANDED_BACK
     }
 
+    /** Where the handler is: a stop cancels it, but a blocking one ends only when its thread leaves it. */
+    private enum Handler {
+        WAITING, RUNNING, ENDED
+    }
+
     private final Task task;
     /** Whether the attempt has a timeout: nanoTime may be any long, so no value can stand for "never". */
     private final boolean timesOut;
     private final long timeoutDeadline;
     private final Sinks.Empty<Void> stopped = Sinks.empty();
+    private final Sinks.Empty<Void> ended = Sinks.empty();
     private volatile long leaseDeadline;
     private volatile Stop stop;
+    private Handler handler = Handler.WAITING;
 
     private Attempt(Task task, long basis, Duration lease) {
         this.task = task;
@@ -97,6 +105,50 @@ final class Attempt {
     /** Completes when the handler must stop. */
     Mono<Void> whenStopped() {
         return stopped.asMono();
+    }
+
+    /** Why the handler was stopped, or null. */
+    Stop stopped() {
+        return stop;
+    }
+
+    /** The handler may begin: false if it was given up before it did, and then it never will. */
+    synchronized boolean handlerBegins() {
+        if (handler != Handler.WAITING) {
+            return false;
+        }
+        handler = Handler.RUNNING;
+        return true;
+    }
+
+    /** A blocking handler's thread left it: it returned or threw. */
+    void handlerEnded() {
+        synchronized (this) {
+            handler = Handler.ENDED;
+        }
+        ended.tryEmitEmpty();
+    }
+
+    /**
+     * The handler's Mono ended (completed, failed or was cancelled): a reactive handler ended with
+     * it, and a blocking one that has not begun never will. One that has ends on its thread.
+     */
+    void workEnded() {
+        synchronized (this) {
+            if (handler == Handler.RUNNING) {
+                return;
+            }
+            handler = Handler.ENDED;
+        }
+        ended.tryEmitEmpty();
+    }
+
+    /**
+     * Completes when nothing of the handler runs any more: a stopped blocking handler that
+     * ignores its interruption runs on, and its task is neither handed back nor its slot freed.
+     */
+    Mono<Void> whenHandlerEnded() {
+        return ended.asMono();
     }
 
     private long capped(long deadline) {

@@ -2,9 +2,7 @@ package dev.tasklane.client;
 
 import java.net.InetAddress;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
@@ -39,12 +37,19 @@ import reactor.util.retry.Retry;
  * ({@code timed out after Ns}), as the lease ends with it; a lost or lapsed lease is the
  * service's to settle as well.
  *
+ * <p>Interrupting a blocking handler does not end one that ignores the interruption: a stopped
+ * blocking handler keeps its slot (it counts against {@code concurrency} and in {@link #held()})
+ * until its thread leaves it.
+ *
  * <p>{@link #stop(Duration)} stops claiming (the long poll in flight is abandoned, which the
  * service releases), lets running handlers finish within the grace, and then hands back what
- * is still running: the handlers are cancelled (a blocking one interrupted) and their tasks
- * released, back in the queue at once, counting neither an attempt nor a snooze. A snooze of 0 s
- * would count one: past {@code maxSnoozes} it fails the attempt, and with {@code maxAttempts: 1}
- * a graceful stop would fail the task for good.
+ * is still running: the handlers are cancelled (a blocking one interrupted) and each task is
+ * released once its handler has ended, back in the queue at once, counting neither an attempt
+ * nor a snooze. A snooze of 0 s would count one: past {@code maxSnoozes} it fails the attempt,
+ * and with {@code maxAttempts: 1} a graceful stop would fail the task for good. A task whose
+ * blocking handler still runs 5 s after its interruption is not released, as another worker
+ * would run it alongside: its heartbeats stop, and the service's rescuer queues it again when
+ * its lease runs out, counting the attempt.
  */
 public final class TasklaneWorker {
 
@@ -52,7 +57,7 @@ public final class TasklaneWorker {
     private static final int MAX_CLAIM = 100;
     /** How long after its wait a long-poll claim may still answer. */
     private static final Duration CLAIM_ANSWER_MARGIN = Duration.ofSeconds(5);
-    /** How long a stop waits for the answer to each hand-back. */
+    /** How long a stop waits for each handed-back handler to end, and then for its release's answer. */
     private static final Duration HAND_BACK_WAIT = Duration.ofSeconds(5);
     /** How often each attempt's deadlines are checked. */
     private static final Duration CHECK_EVERY = Duration.ofMillis(100);
@@ -70,7 +75,7 @@ public final class TasklaneWorker {
     private final int concurrency;
     private final int leaseSeconds;
     private final int waitSeconds;
-    private final Map<String, TaskHandler> handlers;
+    private final Map<String, Handler> handlers;
     private final ObservationRegistry observations;
     private final AtomicInteger held = new AtomicInteger();
     private final Map<Long, Attempt> running = new ConcurrentHashMap<>();
@@ -113,7 +118,8 @@ public final class TasklaneWorker {
 
     /**
      * Stops claiming, waits up to {@code grace} for running handlers, then hands back the tasks
-     * still running. Completes when every task is finished or handed back.
+     * still running. Completes when every task is finished, handed back, or left to its lease
+     * (its blocking handler may still run then, and counts in {@link #held()} until it ends).
      */
     public Mono<Void> stop(Duration grace) {
         return Mono.defer(() -> {
@@ -126,33 +132,27 @@ public final class TasklaneWorker {
         });
     }
 
-    /** How many tasks this worker holds now (claimed and running). */
+    /** How many slots are taken now: tasks claimed and running, and stopped handlers that still run. */
     public int held() {
         return held.get();
     }
 
     private Mono<Void> handBack() {
-        // Stopped first: a handler ends (a blocking one is interrupted) before its task can be
-        // claimed again, and nothing it returns later is sent. One already stopped for a lost
-        // lease is not this worker's to hand back.
-        List<Task> left = new ArrayList<>();
+        // Stopped first: nothing a handler returns later is sent. Each task is released once its
+        // handler has ended (run). One already stopped for a lost lease is not this worker's to
+        // hand back.
+        int left = 0;
         for (Attempt attempt : running.values()) {
             if (attempt.stop(Attempt.Stop.HANDED_BACK)) {
-                left.add(attempt.task());
+                left++;
             }
         }
-        pipeline.dispose();
-        log.info("Worker {} hands back {} running task(s)", workerId, left.size());
-        return Flux.fromIterable(left)
-                .flatMap(task -> client.release(task, "worker " + workerId + " stopped")
-                        // a hand-back that gets no answer must not hold the stop for ever: the
-                        // task's lease runs out and the service queues it again
-                        .timeout(HAND_BACK_WAIT)
-                        .onErrorResume(error -> {
-                            log.warn("Could not hand back task {}: {}", task.id(), error.toString());
-                            return Mono.empty();
-                        }))
-                .then();
+        log.info("Worker {} hands back {} running task(s)", workerId, left);
+        // Each gets HAND_BACK_WAIT to end and as long for its release's answer; after that
+        // nothing holds the stop, and what is left runs out its lease.
+        return drained.asMono()
+                .timeout(HAND_BACK_WAIT.multipliedBy(2).plusSeconds(1), Mono.empty())
+                .doFinally(signal -> pipeline.dispose());
     }
 
     /** Claims as many tasks as there are free slots, again and again, until stopped. */
@@ -188,9 +188,10 @@ public final class TasklaneWorker {
         Task task = attempt.task();
         running.put(task.id(), attempt);
         ClaimedTask claimed = new ClaimedTask(task, client);
-        Mono<Optional<Object>> work = traced(task, Mono.defer(() -> handlers.get(task.type()).handle(claimed))
+        Mono<Optional<Object>> work = traced(task, Mono.defer(() -> handlers.get(task.type()).run(claimed, attempt))
                 .<Optional<Object>>map(Optional::of)
-                .defaultIfEmpty(Optional.empty()));
+                .defaultIfEmpty(Optional.empty()))
+                .doFinally(signal -> attempt.workEnded());
         // The handler's error decides the outcome; an error in recording it never does, or a
         // task whose "complete" was lost on the way would be failed and run again. A stop
         // cancels the handler, or the recording of its outcome, wherever it is: what the
@@ -220,11 +221,41 @@ public final class TasklaneWorker {
                     }
                 })
                 .then();
-        return Mono.firstWithSignal(outcome.then(), heartbeats, deadlines)
-                .doFinally(signal -> {
+        // A task handed back keeps its heartbeats until it is released or left to its lease.
+        Mono<Void> settled = outcome.then(Mono.defer(() -> attempt.stopped() == Attempt.Stop.HANDED_BACK
+                ? handedBack(attempt) : Mono.empty()));
+        return Mono.firstWithSignal(settled, heartbeats, deadlines)
+                // A stopped blocking handler that ignores its interruption runs on, and a slot is
+                // free only once it ends, or the worker would run more handlers than its concurrency.
+                .doFinally(signal -> attempt.whenHandlerEnded().subscribe(null, null, () -> {
                     running.remove(task.id());
                     held.decrementAndGet();
+                }));
+    }
+
+    /**
+     * Releases a task handed back on a stop once its handler has ended; the heartbeats keep its
+     * lease meanwhile. A blocking handler that ignores its interruption for {@link #HAND_BACK_WAIT}
+     * is not released, as another worker could then run the task alongside it: its heartbeats
+     * stop, and the service's rescuer queues it again when its lease runs out.
+     */
+    private Mono<Void> handedBack(Attempt attempt) {
+        Task task = attempt.task();
+        Mono<Void> released = client.release(task, "worker " + workerId + " stopped")
+                // a hand-back that gets no answer must not hold the stop for ever: the task's
+                // lease runs out and the service queues it again
+                .timeout(HAND_BACK_WAIT)
+                .then()
+                .onErrorResume(error -> {
+                    log.warn("Could not hand back task {}: {}", task.id(), error.toString());
+                    return Mono.empty();
                 });
+        return attempt.whenHandlerEnded().thenReturn(true)
+                .timeout(HAND_BACK_WAIT, Mono.just(false))
+                .flatMap(ended -> ended ? released : Mono.<Void>fromRunnable(() -> log.warn(
+                        "Worker {} does not hand back task {}: its handler still runs {}s after its interruption;"
+                                + " the task is queued again, its attempt counted, when its lease runs out",
+                        workerId, task.id(), HAND_BACK_WAIT.toSeconds())));
     }
 
     /**
@@ -329,6 +360,13 @@ public final class TasklaneWorker {
         return text.length() > 4000 ? text.substring(0, 4000) : text;
     }
 
+    /** A handler of one task type as the worker runs it, telling the attempt when it really ends. */
+    @FunctionalInterface
+    private interface Handler {
+
+        Mono<?> run(ClaimedTask task, Attempt attempt);
+    }
+
     private static String defaultWorkerId() {
         String host;
         try {
@@ -344,7 +382,7 @@ public final class TasklaneWorker {
 
         private final TasklaneClient client;
         private final String queue;
-        private final Map<String, TaskHandler> handlers = new LinkedHashMap<>();
+        private final Map<String, Handler> handlers = new LinkedHashMap<>();
         private String workerId;
         private int concurrency = 8;
         private int leaseSeconds = 30;
@@ -358,13 +396,25 @@ public final class TasklaneWorker {
 
         /** A non-blocking handler of one task type. */
         public Builder handler(String type, TaskHandler handler) {
-            handlers.put(type, handler);
+            handlers.put(type, (task, attempt) -> handler.handle(task));
             return this;
         }
 
         /** A blocking handler of one task type: it runs on a thread that may block, never an event loop. */
         public Builder blockingHandler(String type, BlockingTaskHandler handler) {
-            handlers.put(type, task -> Mono.fromCallable(() -> handler.handle(task)).subscribeOn(Schedulers.boundedElastic()));
+            // A stop cancels the Mono and interrupts the thread, but the handler ends only when
+            // its thread leaves it; one cancelled before its thread took it up never begins.
+            handlers.put(type, (task, attempt) -> Mono.fromCallable(() -> {
+                        if (!attempt.handlerBegins()) {
+                            return null;
+                        }
+                        try {
+                            return handler.handle(task);
+                        } finally {
+                            attempt.handlerEnded();
+                        }
+                    })
+                    .subscribeOn(Schedulers.boundedElastic()));
             return this;
         }
 

@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Queue;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
@@ -292,11 +293,10 @@ final class TasklaneWorkerTests {
     }
 
     @Test
-    void aBlockingHandlerThatIgnoresItsInterruptionHasItsLateResultDroppedAfterTheHandBack() throws Exception {
+    void aBlockingHandlerThatIgnoresItsInterruptionIsHandedBackOnlyOnceItReturnsAndItsLateResultIsDropped() throws Exception {
         Queue<String> calls = new ConcurrentLinkedQueue<>();
         CountDownLatch started = new CountDownLatch(1);
         CountDownLatch finish = new CountDownLatch(1);
-        CountDownLatch returned = new CountDownLatch(1);
         AtomicBoolean interrupted = new AtomicBoolean();
         TasklaneWorker worker = TasklaneWorker.builder(recording(calls), "pull-stubborn").workerId("stubborn")
                 .blockingHandler("stubborn", task -> {
@@ -308,23 +308,129 @@ final class TasklaneWorkerTests {
                             interrupted.set(true); // and carries on, as careless code does
                         }
                     }
-                    returned.countDown();
                     return "late";
                 })
                 .build().start();
         long id = client.enqueue("pull-stubborn", NewTask.of("stubborn")).block(PATIENCE).id();
         await().atMost(PATIENCE).until(() -> started.getCount() == 0);
 
-        worker.stop(Duration.ofMillis(500)).block(PATIENCE);
-        assertThat(client.get(id).block(PATIENCE).state()).isEqualTo("queued");
+        CompletableFuture<Void> stopping = worker.stop(Duration.ofMillis(500)).toFuture();
         await().atMost(PATIENCE).untilTrue(interrupted);
+        // Released now, it could run on another worker alongside the handler that still runs.
+        await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(3))
+                .until(() -> "running".equals(client.get(id).block(PATIENCE).state()));
+        assertThat(stopping).isNotDone();
 
         finish.countDown();
-        assertThat(returned.await(PATIENCE.toSeconds(), TimeUnit.SECONDS)).isTrue();
-        await().during(Duration.ofSeconds(1)).atMost(PATIENCE).until(() -> noOutcomeSent(calls, id));
+        stopping.get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
         Task after = client.get(id).block(PATIENCE);
-        assertThat(after.state()).isEqualTo("queued");
+        assertThat(after.state()).as("handed back once its handler returned").isEqualTo("queued");
         assertThat(after.attempt()).isZero();
+        await().during(Duration.ofSeconds(1)).atMost(PATIENCE).until(() -> noOutcomeSent(calls, id));
+        assertThat(worker.held()).isZero();
+    }
+
+    @Test
+    void aBlockingHandlerThatOutlivesTheHandBackIsLeftToItsLeaseAndNeverRunsAlongsideAnother() {
+        AtomicBoolean firstRunning = new AtomicBoolean();
+        AtomicBoolean overlapped = new AtomicBoolean();
+        CountDownLatch started = new CountDownLatch(1);
+        CountDownLatch finish = new CountDownLatch(1);
+        TasklaneWorker first = TasklaneWorker.builder(client, "pull-outlived").workerId("outlived").leaseSeconds(3)
+                .blockingHandler("stubborn", task -> {
+                    firstRunning.set(true);
+                    started.countDown();
+                    while (finish.getCount() > 0) {
+                        try {
+                            finish.await();
+                        } catch (InterruptedException ignored) {
+                            // carries on
+                        }
+                    }
+                    firstRunning.set(false);
+                    return "first";
+                })
+                .build().start();
+        TasklaneWorker second = null;
+        try {
+            long id = client.enqueue("pull-outlived", NewTask.of("stubborn").withMaxAttempts(3)).block(PATIENCE).id();
+            await().atMost(PATIENCE).until(() -> started.getCount() == 0);
+            second = TasklaneWorker.builder(client, "pull-outlived").workerId("after").leaseSeconds(3)
+                    .handler("stubborn", task -> Mono.fromSupplier(() -> {
+                        overlapped.compareAndSet(false, firstRunning.get());
+                        return "second";
+                    }))
+                    .build().start();
+
+            // Ends when the hand-back gives up waiting for the handler, which still runs.
+            first.stop(Duration.ofMillis(500)).block(PATIENCE);
+
+            Task kept = client.get(id).block(PATIENCE);
+            assertThat(kept.state()).as("not released while its handler runs").isEqualTo("running");
+            assertThat(kept.workerId()).isEqualTo("outlived");
+            assertThat(first.held()).as("the handler that still runs keeps its slot").isEqualTo(1);
+            finish.countDown();
+
+            Task done = awaitTerminal(id);
+            assertThat(overlapped).as("the second run began only after the first ended").isFalse();
+            assertThat(done.result().asString()).isEqualTo("second");
+            assertThat(done.attempt()).as("its lease ran out, which counts the attempt").isEqualTo(2);
+            await().atMost(PATIENCE).until(() -> first.held() == 0);
+        } finally {
+            finish.countDown();
+            if (second != null) {
+                second.stop(Duration.ofSeconds(5)).block(PATIENCE);
+            }
+        }
+    }
+
+    @Test
+    void aStoppedBlockingHandlerKeepsItsSlotUntilItsThreadEnds() {
+        CountDownLatch started = new CountDownLatch(1);
+        CountDownLatch finish = new CountDownLatch(1);
+        AtomicBoolean interrupted = new AtomicBoolean();
+        AtomicInteger runningNow = new AtomicInteger();
+        AtomicInteger mostAtOnce = new AtomicInteger();
+        TasklaneWorker worker = TasklaneWorker.builder(client, "pull-slot").workerId("slot").concurrency(1).leaseSeconds(2)
+                .blockingHandler("stubborn", task -> {
+                    mostAtOnce.accumulateAndGet(runningNow.incrementAndGet(), Math::max);
+                    try {
+                        started.countDown();
+                        while (finish.getCount() > 0) {
+                            try {
+                                finish.await();
+                            } catch (InterruptedException ignored) {
+                                interrupted.set(true);
+                            }
+                        }
+                        return "late";
+                    } finally {
+                        runningNow.decrementAndGet();
+                    }
+                })
+                .handler("quick", task -> Mono.fromSupplier(() -> {
+                    mostAtOnce.accumulateAndGet(runningNow.incrementAndGet(), Math::max);
+                    runningNow.decrementAndGet();
+                    return "quick";
+                }))
+                .build().start();
+        try {
+            long stubborn = client.enqueue("pull-slot", NewTask.of("stubborn")).block(PATIENCE).id();
+            await().atMost(PATIENCE).until(() -> started.getCount() == 0);
+            client.cancel(stubborn).block(PATIENCE); // the next heartbeat is answered 409
+            await().atMost(PATIENCE).untilTrue(interrupted);
+
+            long quick = client.enqueue("pull-slot", NewTask.of("quick")).block(PATIENCE).id();
+            await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(5))
+                    .until(() -> worker.held() == 1 && "queued".equals(client.get(quick).block(PATIENCE).state()));
+
+            finish.countDown();
+            assertThat(awaitTerminal(quick).state()).isEqualTo("succeeded");
+            assertThat(mostAtOnce.get()).as("never more handlers than the concurrency").isEqualTo(1);
+        } finally {
+            finish.countDown();
+            worker.stop(Duration.ofSeconds(5)).block(PATIENCE);
+        }
     }
 
     @Test
