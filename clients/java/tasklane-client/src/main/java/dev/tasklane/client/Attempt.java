@@ -48,6 +48,7 @@ final class Attempt {
     private volatile long leaseDeadline;
     private volatile Stop stop;
     private Handler handler = Handler.WAITING;
+    private boolean produced;
 
     private Attempt(Task task, long basis, Duration lease) {
         this.task = task;
@@ -90,15 +91,28 @@ final class Attempt {
         return null;
     }
 
-    /** Stops the handler; the first reason stands. True if this call stopped it. */
+    /**
+     * Stops the handler; the first reason stands. True if this call stopped it; false too once the
+     * handler has produced its outcome, which is sent whatever comes after (its lease id fences
+     * it, should the lease be gone by then).
+     */
     boolean stop(Stop reason) {
         synchronized (this) {
-            if (stop != null) {
+            if (stop != null || produced) {
                 return false;
             }
             stop = reason;
         }
         stopped.tryEmitEmpty();
+        return true;
+    }
+
+    /** The handler produced its outcome: true unless it was stopped first, and then it is dropped. */
+    synchronized boolean produced() {
+        if (stop != null) {
+            return false;
+        }
+        produced = true;
         return true;
     }
 

@@ -33,9 +33,10 @@ import reactor.util.retry.Retry;
  * (the task was cancelled, deleted or rescued: it is no longer this worker's), at the task's
  * {@code timeoutAt}, and when no heartbeat has succeeded for so long that the lease could end
  * within a margin (a fifth of it, at most 5 s): before the service could hand the task to anyone
- * else. A stopped handler's outcome is never sent. A timed-out attempt is failed by the service
- * ({@code timed out after Ns}), as the lease ends with it; a lost or lapsed lease is the
- * service's to settle as well.
+ * else. A stopped handler's outcome is never sent; one it produced before the stop is, as a
+ * stop applies to the handler's work, and the lease id fences an outcome that comes too late.
+ * A timed-out attempt is failed by the service ({@code timed out after Ns}), as the lease ends
+ * with it; a lost or lapsed lease is the service's to settle as well.
  *
  * <p>Interrupting a blocking handler does not end one that ignores the interruption: a stopped
  * blocking handler keeps its slot (it counts against {@code concurrency} and in {@link #held()})
@@ -140,7 +141,7 @@ public final class TasklaneWorker {
     private Mono<Void> handBack() {
         // Stopped first: nothing a handler returns later is sent. Each task is released once its
         // handler has ended (run). One already stopped for a lost lease is not this worker's to
-        // hand back.
+        // hand back, and one whose handler produced its outcome is recorded instead.
         int left = 0;
         for (Attempt attempt : running.values()) {
             if (attempt.stop(Attempt.Stop.HANDED_BACK)) {
@@ -194,13 +195,14 @@ public final class TasklaneWorker {
                 .doFinally(signal -> attempt.workEnded());
         // The handler's error decides the outcome; an error in recording it never does, or a
         // task whose "complete" was lost on the way would be failed and run again. A stop
-        // cancels the handler, or the recording of its outcome, wherever it is: what the
-        // handler returns after it is never sent.
+        // cancels the handler, and what it returns after the stop is never sent; an outcome it
+        // produced before the stop is sent all the same (a lease gone by then refuses it).
         Mono<Task> outcome = work
+                .takeUntilOther(attempt.whenStopped())
                 .map(result -> (Supplier<Mono<Task>>) () -> client.complete(task, result.orElse(null)))
                 .onErrorResume(error -> Mono.just(() -> client.fail(task, message(error), !(error instanceof PermanentFailure))))
-                .flatMap(record -> recorded(task, record))
-                .takeUntilOther(attempt.whenStopped());
+                .filter(record -> attempt.produced())
+                .flatMap(record -> recorded(task, record));
         // Each beat gives up when the next is due, and the next goes at once: one that hung on
         // a socket that stopped answering would otherwise hold back every later beat until the
         // lease ran out. A tick that comes while a beat is still out waits for it (interval

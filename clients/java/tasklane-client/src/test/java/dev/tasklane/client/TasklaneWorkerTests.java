@@ -434,6 +434,31 @@ final class TasklaneWorkerTests {
     }
 
     @Test
+    void aStopDoesNotDiscardAnOutcomeTheHandlerProducedBeforeIt() throws Exception {
+        try (LosingProxy proxy = LosingProxy.silentAfter(service.port(), "/complete", 1)) {
+            CountDownLatch returned = new CountDownLatch(1);
+            TasklaneWorker worker = TasklaneWorker.builder(proxy.client(), "pull-produced").workerId("produced")
+                    .leaseSeconds(3)
+                    .handler("once", task -> Mono.fromSupplier(() -> {
+                        returned.countDown();
+                        return "done";
+                    }))
+                    .build().start();
+            long id = client.enqueue("pull-produced", NewTask.of("once")).block(PATIENCE).id();
+            await().atMost(PATIENCE).until(() -> returned.getCount() == 0);
+
+            // The first complete gets no answer; the stop comes while it is sent again.
+            worker.stop(Duration.ofMillis(100)).block(PATIENCE);
+
+            Task done = client.get(id).block(PATIENCE);
+            assertThat(proxy.answersLost()).isEqualTo(1);
+            assertThat(done.state()).as("not handed back: its outcome was already made").isEqualTo("succeeded");
+            assertThat(done.result().asString()).isEqualTo("done");
+            assertThat(done.attempt()).isEqualTo(1);
+        }
+    }
+
+    @Test
     void aHeartbeatAnswered409StopsTheHandlerAndItsOutcomeIsNotSent() {
         Queue<String> calls = new ConcurrentLinkedQueue<>();
         CountDownLatch started = new CountDownLatch(1);
