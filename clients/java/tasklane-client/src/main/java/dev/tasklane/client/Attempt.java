@@ -11,14 +11,16 @@ import reactor.core.publisher.Sinks;
  * handler has really ended.
  *
  * <p>The deadlines never run later than the service's: a heartbeat's lease is counted from
- * before the heartbeat was sent, and a claim's from before the claim was sent. The service
- * starts the lease at its claim statement's start, which can be long before the answer (a
- * statement waiting on a lock, a busy database); counting from the sending costs a long poll
- * the time it waited, which the first heartbeat, due by this count, makes up at once. The
- * timeout is the service's own ({@code timeoutAt - startedAt}, one clock), counted from the same
- * point, so clocks that disagree do not matter.
+ * before the heartbeat was sent, and a claim's from before its answer could have left the
+ * service ({@link #CLAIM_ANSWER_ALLOWANCE}; a long poll's claim is made just before its
+ * answer, so counting from when the claim was sent would shorten the lease by the whole wait).
+ * The timeout is the service's own ({@code timeoutAt - startedAt}, one clock), counted from the
+ * same point, so clocks that disagree do not matter.
  */
 final class Attempt {
+
+    /** How long after the service claimed a task its answer is taken to arrive, at most. */
+    static final Duration CLAIM_ANSWER_ALLOWANCE = Duration.ofMillis(250);
 
     /** Why a handler was stopped. */
     enum Stop {
@@ -56,18 +58,16 @@ final class Attempt {
                 : Duration.between(task.startedAt(), task.leaseExpiresAt())).toNanos());
     }
 
-    /** A task one claim for {@code lease} handed out; the claim was sent at {@code sentNanos}. */
-    static Attempt claimed(Task task, Duration lease, long sentNanos) {
-        return new Attempt(task, sentNanos, lease);
+    /**
+     * A task one claim for {@code lease} handed out: the claim was sent at {@code sentNanos} and
+     * answered at {@code answeredNanos}; the service claimed it in between.
+     */
+    static Attempt claimed(Task task, Duration lease, long sentNanos, long answeredNanos) {
+        return new Attempt(task, Math.max(sentNanos, answeredNanos - CLAIM_ANSWER_ALLOWANCE.toNanos()), lease);
     }
 
     Task task() {
         return task;
-    }
-
-    /** How long the lease lasts from {@code nowNanos} by the local count (none left: zero). */
-    Duration leaseLeft(long nowNanos) {
-        return Duration.ofNanos(Math.max(0, leaseDeadline - nowNanos));
     }
 
     /** A heartbeat sent at {@code sentNanos} renewed the lease for {@code lease}, never past the timeout. */

@@ -171,9 +171,12 @@ public final class TasklaneWorker {
                             // that stopped answering, and would leave the worker idle for ever
                             .timeout(Duration.ofSeconds(waitSeconds).plus(CLAIM_ANSWER_MARGIN))
                             .doOnNext(tasks -> held.addAndGet(tasks.size()))
-                            .flatMapIterable(tasks -> tasks.stream()
-                                    .map(task -> Attempt.claimed(task, Duration.ofSeconds(leaseSeconds), sent))
-                                    .toList())
+                            .flatMapIterable(tasks -> {
+                                long answered = System.nanoTime();
+                                return tasks.stream()
+                                        .map(task -> Attempt.claimed(task, Duration.ofSeconds(leaseSeconds), sent, answered))
+                                        .toList();
+                            })
                             .onErrorResume(error -> {
                                 log.warn("Worker {} could not claim from {}: {}", workerId, queue, error.toString());
                                 return Mono.delay(Duration.ofSeconds(1)).thenMany(Flux.empty());
@@ -203,12 +206,8 @@ public final class TasklaneWorker {
         // Each beat gives up when the next is due, and the next goes at once: one that hung on
         // a socket that stopped answering would otherwise hold back every later beat until the
         // lease ran out. A tick that comes while a beat is still out waits for it (interval
-        // without demand fails, and that error would stop the whole worker). The first is due
-        // when a third of the lease has passed by the local count, which starts at the claim's
-        // sending: at once after a long poll that waited that long.
-        Duration lease = Duration.ofSeconds(leaseSeconds);
-        Duration firstBeat = attempt.leaseLeft(System.nanoTime()).minus(lease.minus(heartbeatEvery()));
-        Mono<Void> heartbeats = Flux.interval(firstBeat.isNegative() ? Duration.ZERO : firstBeat, heartbeatEvery())
+        // without demand fails, and that error would stop the whole worker).
+        Mono<Void> heartbeats = Flux.interval(heartbeatEvery())
                 .onBackpressureLatest()
                 .concatMap(beat -> heartbeat(attempt))
                 .then();

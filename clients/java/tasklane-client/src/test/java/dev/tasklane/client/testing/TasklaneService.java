@@ -82,11 +82,6 @@ public final class TasklaneService implements AutoCloseable {
         launch();
     }
 
-    /** A connection to its database, for a test to hold locks the service waits on. */
-    public Connection connect() throws SQLException {
-        return server.connect(database);
-    }
-
     /** Everything it has logged, for a failing test's message. */
     public String log() throws IOException {
         return Files.readString(log);
