@@ -367,19 +367,22 @@ public class TaskStore {
     Flux<Task> claim(Claim claim, UUID leaseId) {
         Mono<List<Task>> statement;
         if (!flows.controlled(claim.queue())) {
-            statement = claimStatement(db, claim, leaseId).map(TaskStore::toTask).all().collectList();
+            statement = bounded(claimStatement(db, claim, leaseId).map(TaskStore::toTask).all().collectList());
         } else if (flows.of(claim.queue()).byKey()) {
             statement = claimUnderLock(claim, leaseId);
         } else {
-            statement = claimUnderFlow(claim, leaseId)
+            // each path its own transaction: the refusal aborts the first one
+            statement = bounded(claimUnderFlow(claim, leaseId))
                     .onErrorResume(TaskStore::limitsGoByKey, e -> claimUnderLock(claim, leaseId));
-        }
-        if (claimsInTransactions) {
-            statement = transactions.transactional(statement);
         }
         return statement
                 .doOnNext(claimed -> changes.claimed(claim.queue(), claimed))
                 .flatMapIterable(claimed -> claimed);
+    }
+
+    /** A claim statement outside a transaction of its own, in one where it needs one for its bounds. */
+    private Mono<List<Task>> bounded(Mono<List<Task>> claim) {
+        return claimsInTransactions ? transactions.transactional(claim) : claim;
     }
 
     /** The claim statement, bound: the service's hot path, also run bare by the benchmark's ceiling. */

@@ -230,6 +230,26 @@ final class PgBouncerIntegrationTests {
     }
 
     @Test
+    void limitsByKeySetBehindTheReplicasBackStillHoldBehindPgBouncer() throws Exception {
+        // the one-call claim refuses, which aborts its transaction; the claim by key must not run in that one
+        String queue = "bounced-switch";
+        api.patch().uri("/api/v1/queues/{q}", queue).contentType(MediaType.parseMediaType("application/merge-patch+json"))
+                .bodyValue("{\"maxRunning\": 10}").exchange().expectStatus().isOk();
+        for (int i = 0; i < 2; i++) {
+            new Tasks(api).enqueue(queue, "{\"type\": \"remote\", \"concurrencyKey\": \"k\"}");
+        }
+        TestDatabase.Coordinates server = TestDatabase.get();
+        try (Connection admin = DriverManager.getConnection(server.jdbcUrl(database), server.user(), server.password());
+             Statement statement = admin.createStatement()) {
+            statement.execute("UPDATE queue SET max_running_per_key = 1 WHERE name = '" + queue + "'");
+        }
+        JsonNode claimed = api.post().uri("/api/v1/queues/{q}/claims", queue).contentType(MediaType.APPLICATION_JSON)
+                .bodyValue("{\"workerId\": \"wT\", \"max\": 10}").exchange().expectStatus().isOk()
+                .expectBody(JsonNode.class).returnResult().getResponseBody();
+        assertThat(claimed.get("tasks")).hasSize(1);
+    }
+
+    @Test
     void aTransactionBehindPgBouncerSetsItsOwnBounds() {
         // a claim on a queue limited per key is a transaction of statements: it waits on the queue's
         // lock under the lock_timeout its transaction set for itself
