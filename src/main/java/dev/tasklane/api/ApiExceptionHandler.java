@@ -20,6 +20,7 @@ import org.springframework.http.HttpStatusCode;
 import org.springframework.http.MediaType;
 import org.springframework.http.ProblemDetail;
 import org.springframework.http.ResponseEntity;
+import org.springframework.transaction.CannotCreateTransactionException;
 import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.RestControllerAdvice;
 import org.springframework.web.reactive.result.method.annotation.ResponseEntityExceptionHandler;
@@ -100,7 +101,8 @@ class ApiExceptionHandler extends ResponseEntityExceptionHandler {
      * or whose connection closed under it, may have taken effect, so a call that changes something
      * says that its outcome is unknown, and the idempotency key that makes the retry safe.
      */
-    @ExceptionHandler({DataAccessResourceFailureException.class, TransientDataAccessException.class})
+    @ExceptionHandler({DataAccessResourceFailureException.class, TransientDataAccessException.class,
+            CannotCreateTransactionException.class})
     ResponseEntity<ProblemDetail> databaseUnavailable(RuntimeException e, ServerWebExchange exchange) {
         log.warn("Database unavailable: {}", e.getMessage());
         HttpMethod method = exchange.getRequest().getMethod();
