@@ -29,8 +29,6 @@ public class ScheduleStore {
 
     private static final JsonMapper JSON = ExactJson.MAPPER;
 
-    /** The longest one schedule's round may hold its transaction. */
-    private static final Duration ROUND_TIMEOUT = Duration.ofMinutes(1);
 
     private final DatabaseClient db;
     private final TransactionalOperator transactions;
@@ -138,9 +136,9 @@ public class ScheduleStore {
                                     .fetch().rowsUpdated()
                                     .thenReturn(made));
                 });
-        // Bounds the commit too: a replica stuck in it would hold the schedule's lock, and with it
-        // the schedule, from every other replica.
-        return transactions.transactional(round).timeout(ROUND_TIMEOUT).defaultIfEmpty(List.of());
+        // Every statement and the commit are bounded (DatabaseBounds), by PostgreSQL too: a replica
+        // stuck in a round cannot hold the schedule's lock, and with it the schedule, for longer.
+        return transactions.transactional(round).defaultIfEmpty(List.of());
     }
 
     private Mono<Task> fireOnce(Schedule schedule, Instant fireAt) {
