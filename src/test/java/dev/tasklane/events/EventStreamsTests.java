@@ -165,6 +165,33 @@ final class EventStreamsTests {
     }
 
     @Test
+    void aStreamFromNowOnSendsItsFirstFrameOnlyOnceItKnowsWhereItStarts() {
+        java.util.concurrent.atomic.AtomicBoolean started = new java.util.concurrent.atomic.AtomicBoolean();
+        QuietSource source = new QuietSource(Flux.never()) {
+            @Override
+            public Mono<Long> horizon() {
+                return Mono.never();
+            }
+
+            @Override
+            public long establishedHorizon() {
+                return -1;
+            }
+
+            @Override
+            public Mono<Long> lastAssigned() {
+                // what a client does once it has the first frame must come after this
+                return Mono.delay(Duration.ofMillis(200)).map(tick -> 50L).doOnNext(id -> started.set(true));
+            }
+        };
+        EventStreams streams = new EventStreams(source, new SimpleMeterRegistry(), 10);
+        StepVerifier.create(streams.all(null, EventFilter.ALL).map(frame -> new String(frame, StandardCharsets.UTF_8)))
+                .expectNextMatches(frame -> frame.startsWith(": connected") && started.get())
+                .thenCancel()
+                .verify(PATIENCE);
+    }
+
+    @Test
     void aStreamFromNowOnOpensWithinHalfASecondWhenTheDatabaseDoesNotAnswer() {
         QuietSource source = new QuietSource(Flux.never()) {
             @Override
