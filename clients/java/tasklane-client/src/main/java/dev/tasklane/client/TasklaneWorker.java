@@ -230,7 +230,7 @@ public final class TasklaneWorker {
                 // A stopped blocking handler that ignores its interruption runs on, and a slot is
                 // free only once it ends, or the worker would run more handlers than its concurrency.
                 .doFinally(signal -> attempt.whenHandlerEnded().subscribe(null, null, () -> {
-                    running.remove(task.id());
+                    running.remove(task.id(), attempt); // not a later attempt of the same task, claimed again meanwhile
                     held.decrementAndGet();
                 }));
     }
