@@ -2,6 +2,7 @@ package dev.tasklane.client;
 
 import java.time.Duration;
 
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 
@@ -45,6 +46,8 @@ final class Attempt {
     private final long timeoutDeadline;
     private final Sinks.Empty<Void> stopped = Sinks.empty();
     private final Sinks.Empty<Void> ended = Sinks.empty();
+    // What the worker does once the handler has ended (frees its slot); guarded by this.
+    private @Nullable Runnable afterEnd;
     private volatile long leaseDeadline;
     private volatile Stop stop;
     private Handler handler = Handler.WAITING;
@@ -137,10 +140,16 @@ final class Attempt {
 
     /** A blocking handler's thread left it: it returned or threw. */
     void handlerEnded() {
+        Runnable then;
         synchronized (this) {
             handler = Handler.ENDED;
+            then = afterEnd;
+            afterEnd = null;
         }
         ended.tryEmitEmpty();
+        if (then != null) {
+            then.run();
+        }
     }
 
     /**
@@ -148,13 +157,30 @@ final class Attempt {
      * it, and a blocking one that has not begun never will. One that has ends on its thread.
      */
     void workEnded() {
+        Runnable then;
         synchronized (this) {
             if (handler == Handler.RUNNING) {
                 return;
             }
             handler = Handler.ENDED;
+            then = afterEnd;
+            afterEnd = null;
         }
         ended.tryEmitEmpty();
+        if (then != null) {
+            then.run();
+        }
+    }
+
+    /** Runs {@code action} once nothing of the handler runs any more: at once if that is so already. */
+    void afterHandlerEnded(Runnable action) {
+        synchronized (this) {
+            if (handler != Handler.ENDED) {
+                afterEnd = action;
+                return;
+            }
+        }
+        action.run();
     }
 
     /**

@@ -229,7 +229,7 @@ public final class TasklaneWorker {
         return Mono.firstWithSignal(settled, heartbeats, deadlines)
                 // A stopped blocking handler that ignores its interruption runs on, and a slot is
                 // free only once it ends, or the worker would run more handlers than its concurrency.
-                .doFinally(signal -> attempt.whenHandlerEnded().subscribe(null, null, () -> {
+                .doFinally(signal -> attempt.afterHandlerEnded(() -> {
                     running.remove(task.id(), attempt); // not a later attempt of the same task, claimed again meanwhile
                     held.decrementAndGet();
                 }));
