@@ -29,7 +29,6 @@ public class ScheduleStore {
 
     private static final JsonMapper JSON = ExactJson.MAPPER;
 
-
     private final DatabaseClient db;
     private final TransactionalOperator transactions;
     private final TaskStore tasks;
