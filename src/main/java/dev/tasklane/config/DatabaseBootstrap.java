@@ -5,9 +5,6 @@ import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.Statement;
 
-import java.time.Duration;
-
-import io.r2dbc.spi.ConnectionFactory;
 import org.flywaydb.core.Flyway;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -32,7 +29,7 @@ final class DatabaseBootstrap implements FlywayMigrationStrategy {
     private final String directUrl;
     private final String user;
     private final String password;
-    private final ConnectionFactory connections;
+    private final String mainUrl;
     private final DatabaseBounds bounds;
 
     // The direct URL, as for LISTEN: behind PgBouncer in transaction mode, a database cannot be
@@ -41,11 +38,11 @@ final class DatabaseBootstrap implements FlywayMigrationStrategy {
     DatabaseBootstrap(@Value("${tasklane.listen-url}") String directUrl,
                       @Value("${spring.flyway.user}") String user,
                       @Value("${spring.flyway.password:}") String password,
-                      ConnectionFactory connections, DatabaseBounds bounds) {
+                      @Value("${spring.r2dbc.url}") String mainUrl, DatabaseBounds bounds) {
         this.directUrl = directUrl;
         this.user = user;
         this.password = password;
-        this.connections = connections;
+        this.mainUrl = mainUrl;
         this.bounds = bounds;
     }
 
@@ -65,17 +62,17 @@ final class DatabaseBootstrap implements FlywayMigrationStrategy {
         if (bounds.pooled()) {
             return; // a direct URL beside the pooler, with unnamed statements (see ConnectionOptions)
         }
-        Boolean shared;
+        boolean shared;
         try {
-            shared = PoolerProbe.sessionsShared(connections).block(Duration.ofSeconds(15));
-        } catch (RuntimeException e) {
-            if (PoolerProbe.refusedBoundsAtConnect(e)) {
+            shared = PoolerProbe.sessionsShared(DatabaseUrls.parse(mainUrl).jdbcUrl(), user, password);
+        } catch (SQLException e) {
+            if (PoolerProbe.refusedAtConnect(e)) {
                 throw new IllegalStateException(PoolerProbe.refusal(), e);
             }
             log.debug("Could not tell whether the database URL goes through a pooler: {}", e.toString());
             return;
         }
-        if (Boolean.TRUE.equals(shared)) {
+        if (shared) {
             throw new IllegalStateException(PoolerProbe.refusal());
         }
     }

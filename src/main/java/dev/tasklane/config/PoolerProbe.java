@@ -1,13 +1,13 @@
 package dev.tasklane.config;
 
-import java.time.Duration;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.Objects;
+import java.util.Properties;
 import java.util.concurrent.ThreadLocalRandom;
-
-import io.r2dbc.spi.Connection;
-import io.r2dbc.spi.ConnectionFactory;
-import reactor.core.publisher.Flux;
-import reactor.core.publisher.Mono;
 
 /**
  * Finds out at start whether the main URL reaches PostgreSQL through a pooler in transaction
@@ -18,41 +18,49 @@ import reactor.core.publisher.Mono;
  * what it set; behind such a pooler the second sees the first's marker, or the first has lost
  * it. A pooler that this does not show (one that hands out server connections in another order)
  * fails later, in the ways the README's PgBouncer section names.
+ *
+ * <p>Plain JDBC, like the migrations it runs before: on the main thread, before the replica
+ * serves anything.
  */
 final class PoolerProbe {
 
     private static final String SETTING = "tasklane.pooler_probe";
-    private static final Duration PATIENCE = Duration.ofSeconds(10);
+    private static final String SECONDS = "10";
 
     private PoolerProbe() {
     }
 
-    /** Whether connections of {@code connections} share their sessions; empty when it cannot tell. */
-    static Mono<Boolean> sessionsShared(ConnectionFactory connections) {
+    /** Whether two connections to {@code jdbcUrl} share their sessions. */
+    static boolean sessionsShared(String jdbcUrl, String user, String password) throws SQLException {
+        Properties login = new Properties();
+        login.setProperty("user", user);
+        login.setProperty("password", password);
+        login.setProperty("connectTimeout", SECONDS);
+        login.setProperty("socketTimeout", SECONDS);
         String marker = Long.toHexString(ThreadLocalRandom.current().nextLong());
-        return Mono.usingWhen(connections.create(), first -> Mono.usingWhen(connections.create(), second ->
-                        read(first, "SELECT set_config('" + SETTING + "', '" + marker + "', false)")
-                                .then(Mono.from(second.beginTransaction()))
-                                .then(read(second, "SELECT current_setting('" + SETTING + "', true)"))
-                                .flatMap(seenBySecond -> read(first, "SELECT current_setting('" + SETTING + "', true)")
-                                        .map(seenByFirst -> marker.equals(seenBySecond) || !marker.equals(seenByFirst)))
-                                .flatMap(shared -> Mono.from(second.rollbackTransaction()).thenReturn(shared)),
-                        Connection::close), Connection::close)
-                .timeout(PATIENCE);
+        try (Connection first = DriverManager.getConnection(jdbcUrl, login);
+             Connection second = DriverManager.getConnection(jdbcUrl, login)) {
+            read(first, "SELECT set_config('" + SETTING + "', '" + marker + "', false)");
+            second.setAutoCommit(false);
+            String seenBySecond = read(second, "SELECT current_setting('" + SETTING + "', true)");
+            String seenByFirst = read(first, "SELECT current_setting('" + SETTING + "', true)");
+            second.rollback();
+            return marker.equals(seenBySecond) || !marker.equals(seenByFirst);
+        }
     }
 
-    private static Mono<String> read(Connection connection, String sql) {
-        return Flux.from(connection.createStatement(sql).execute())
-                .concatMap(result -> result.map(row -> Objects.requireNonNullElse(row.get(0, String.class), "")))
-                .next()
-                .defaultIfEmpty("");
+    private static String read(Connection connection, String sql) throws SQLException {
+        try (Statement statement = connection.createStatement(); ResultSet row = statement.executeQuery(sql)) {
+            return row.next() ? Objects.requireNonNullElse(row.getString(1), "") : "";
+        }
     }
 
     /**
-     * Whether connecting failed because the bounds sent at connect were refused: PgBouncer refuses
-     * startup parameters it does not know ("unsupported startup parameter"), a pooler announcing itself.
+     * Whether connecting failed because the pooler refused a startup parameter it does not know
+     * (PgBouncer: "unsupported startup parameter", here the JDBC driver's {@code extra_float_digits}):
+     * a pooler announcing itself.
      */
-    static boolean refusedBoundsAtConnect(Throwable failure) {
+    static boolean refusedAtConnect(Throwable failure) {
         for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
             if (String.valueOf(cause.getMessage()).contains("unsupported startup parameter")) {
                 return true;

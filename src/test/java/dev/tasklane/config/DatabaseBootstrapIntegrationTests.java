@@ -26,11 +26,7 @@ final class DatabaseBootstrapIntegrationTests {
                     .locations("classpath:db/migration")
                     .configuration(java.util.Map.of("flyway.postgresql.transactional.lock", "false")).load();
             // the check for a pooler in front cannot connect yet: it leaves the missing database to the migrations
-            io.r2dbc.spi.ConnectionFactory connections = io.r2dbc.spi.ConnectionFactories.get(
-                    io.r2dbc.spi.ConnectionFactoryOptions.parse(r2dbcUrl).mutate()
-                            .option(io.r2dbc.spi.ConnectionFactoryOptions.USER, server.user())
-                            .option(io.r2dbc.spi.ConnectionFactoryOptions.PASSWORD, server.password()).build());
-            new DatabaseBootstrap(r2dbcUrl, server.user(), server.password(), connections,
+            new DatabaseBootstrap(r2dbcUrl, server.user(), server.password(), r2dbcUrl,
                     new DatabaseBounds(java.time.Duration.ofSeconds(30), false)).migrate(flyway);
             try (Connection connection = DriverManager.getConnection(urls.jdbcUrl(), server.user(), server.password());
                  Statement statement = connection.createStatement();
