@@ -140,16 +140,7 @@ final class Attempt {
 
     /** A blocking handler's thread left it: it returned or threw. */
     void handlerEnded() {
-        Runnable then;
-        synchronized (this) {
-            handler = Handler.ENDED;
-            then = afterEnd;
-            afterEnd = null;
-        }
-        ended.tryEmitEmpty();
-        if (then != null) {
-            then.run();
-        }
+        end(false);
     }
 
     /**
@@ -157,9 +148,14 @@ final class Attempt {
      * it, and a blocking one that has not begun never will. One that has ends on its thread.
      */
     void workEnded() {
+        end(true);
+    }
+
+    /** Marks the handler ended (unless {@code unlessRunning} and its thread still runs it) and runs what waits for that. */
+    private void end(boolean unlessRunning) {
         Runnable then;
         synchronized (this) {
-            if (handler == Handler.RUNNING) {
+            if (unlessRunning && handler == Handler.RUNNING) {
                 return;
             }
             handler = Handler.ENDED;
