@@ -128,22 +128,7 @@ final class EventStreamsTests {
         Sinks.Many<LiveEvent> live = Sinks.many().multicast().directBestEffort();
         Sinks.One<Long> firstHorizon = Sinks.one();
         // a fresh replica whose reader cannot prove a horizon yet: 50 ids handed out when the stream opens
-        QuietSource source = new QuietSource(live.asFlux()) {
-            @Override
-            public Mono<Long> horizon() {
-                return firstHorizon.asMono();
-            }
-
-            @Override
-            public long establishedHorizon() {
-                return -1;
-            }
-
-            @Override
-            public Mono<Long> lastAssigned() {
-                return Mono.just(50L);
-            }
-
+        QuietSource source = new UnprovenSource(live.asFlux(), firstHorizon.asMono(), Mono.just(50L)) {
             @Override
             public Flux<TaskEvent> range(long after, long upTo, EventFilter filter) {
                 return Flux.just(event(49), event(55)).filter(e -> e.id() > after && e.id() <= upTo);
@@ -167,23 +152,9 @@ final class EventStreamsTests {
     @Test
     void aStreamFromNowOnSendsItsFirstFrameOnlyOnceItKnowsWhereItStarts() {
         java.util.concurrent.atomic.AtomicBoolean started = new java.util.concurrent.atomic.AtomicBoolean();
-        QuietSource source = new QuietSource(Flux.never()) {
-            @Override
-            public Mono<Long> horizon() {
-                return Mono.never();
-            }
-
-            @Override
-            public long establishedHorizon() {
-                return -1;
-            }
-
-            @Override
-            public Mono<Long> lastAssigned() {
-                // what a client does once it has the first frame must come after this
-                return Mono.delay(Duration.ofMillis(200)).map(tick -> 50L).doOnNext(id -> started.set(true));
-            }
-        };
+        // what a client does once it has the first frame must come after the starting point is read
+        QuietSource source = new UnprovenSource(Flux.never(), Mono.never(),
+                Mono.delay(Duration.ofMillis(200)).map(tick -> 50L).doOnNext(id -> started.set(true)));
         EventStreams streams = new EventStreams(source, new SimpleMeterRegistry(), 10);
         StepVerifier.create(streams.all(null, EventFilter.ALL).map(frame -> new String(frame, StandardCharsets.UTF_8)))
                 .expectNextMatches(frame -> frame.startsWith(": connected") && started.get())
@@ -193,23 +164,8 @@ final class EventStreamsTests {
 
     @Test
     void aStreamFromNowOnOpensWithinHalfASecondWhenTheDatabaseDoesNotAnswer() {
-        QuietSource source = new QuietSource(Flux.never()) {
-            @Override
-            public Mono<Long> horizon() {
-                return Mono.never();
-            }
-
-            @Override
-            public long establishedHorizon() {
-                return -1;
-            }
-
-            @Override
-            public Mono<Long> lastAssigned() {
-                return Mono.never();
-            }
-        };
-        EventStreams streams = new EventStreams(source, new SimpleMeterRegistry(), 10);
+        EventStreams streams = new EventStreams(new UnprovenSource(Flux.never(), Mono.never(), Mono.never()),
+                new SimpleMeterRegistry(), 10);
         StepVerifier.create(streams.all(null, EventFilter.ALL).map(frame -> new String(frame, StandardCharsets.UTF_8)))
                 .expectNextMatches(frame -> frame.startsWith(": connected"))
                 .thenCancel()
@@ -316,6 +272,34 @@ final class EventStreamsTests {
         @Override
         public long horizonLag() {
             return 0;
+        }
+    }
+
+    /** A fresh replica's log whose reader has not proven a horizon yet: it comes from {@code horizon}. */
+    static class UnprovenSource extends QuietSource {
+
+        private final Mono<Long> horizon;
+        private final Mono<Long> lastAssigned;
+
+        UnprovenSource(Flux<LiveEvent> live, Mono<Long> horizon, Mono<Long> lastAssigned) {
+            super(live);
+            this.horizon = horizon;
+            this.lastAssigned = lastAssigned;
+        }
+
+        @Override
+        public Mono<Long> horizon() {
+            return horizon;
+        }
+
+        @Override
+        public long establishedHorizon() {
+            return -1;
+        }
+
+        @Override
+        public Mono<Long> lastAssigned() {
+            return lastAssigned;
         }
     }
 
