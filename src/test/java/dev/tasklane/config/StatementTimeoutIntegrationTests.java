@@ -5,15 +5,20 @@ import java.sql.Statement;
 import java.time.Duration;
 
 import dev.tasklane.testsupport.IntegrationTest;
+import dev.tasklane.testsupport.TcpProxy;
 import dev.tasklane.testsupport.TestDatabase;
 import io.r2dbc.pool.ConnectionPool;
+import io.r2dbc.postgresql.PostgresqlConnectionFactoryProvider;
 import io.r2dbc.pool.ConnectionPoolConfiguration;
 import io.r2dbc.spi.ConnectionFactories;
 import io.r2dbc.spi.ConnectionFactory;
 import io.r2dbc.spi.ConnectionFactoryOptions;
 import org.junit.jupiter.api.Test;
 import org.springframework.dao.QueryTimeoutException;
+import org.springframework.r2dbc.connection.R2dbcTransactionManager;
 import org.springframework.r2dbc.core.DatabaseClient;
+import org.springframework.transaction.reactive.TransactionalOperator;
+import reactor.core.publisher.Mono;
 import reactor.test.StepVerifier;
 
 /**
@@ -48,6 +53,43 @@ final class StatementTimeoutIntegrationTests extends IntegrationTest {
         }
         StepVerifier.create(query(db)).verifyComplete();
         pool.dispose();
+    }
+
+    @Test
+    void aCommitThatGoesUnansweredFailsAtTheTimeoutAndPostgresRollsTheTransactionBack() throws Exception {
+        TestDatabase.Coordinates server = TestDatabase.get();
+        DatabaseBounds bounds = new DatabaseBounds(Duration.ofSeconds(1), false);
+        try (TcpProxy proxy = new TcpProxy(server.host(), server.port());
+             Connection reader = server.connect(); Statement statement = reader.createStatement()) {
+            statement.execute("CREATE TABLE IF NOT EXISTS timeout_probe (n int)");
+            ConnectionFactory behindProxy = ConnectionFactories.get(ConnectionFactoryOptions
+                    .parse("r2dbc:postgresql://127.0.0.1:" + proxy.port() + "/" + server.database()).mutate()
+                    .option(ConnectionFactoryOptions.USER, server.user())
+                    .option(ConnectionFactoryOptions.PASSWORD, server.password())
+                    .option(PostgresqlConnectionFactoryProvider.OPTIONS, ConnectionOptions.withSessionBounds(null, bounds))
+                    .build());
+            ConnectionPool pool = new ConnectionPool(ConnectionPoolConfiguration.builder(behindProxy).maxSize(1).build());
+            DatabaseClient db = DatabaseClients.timed(pool, bounds);
+            TransactionalOperator transactions = TransactionalOperator.create(
+                    new R2dbcTransactionManager(db.getConnectionFactory()));
+            try {
+                // the COMMIT is held on the way, as by a network that stopped forwarding
+                StepVerifier.create(transactions.transactional(db.sql("INSERT INTO timeout_probe (n) VALUES (4242)").then()
+                                .then(Mono.fromRunnable(proxy::stallOpen))))
+                        .expectError()
+                        .verify(Duration.ofSeconds(6));
+                Thread.sleep(1_500); // past the server's idle-in-transaction bound
+                proxy.restore(); // the held COMMIT now reaches a session PostgreSQL has ended
+                Thread.sleep(500);
+                try (java.sql.ResultSet row = statement.executeQuery("SELECT count(*) FROM timeout_probe WHERE n = 4242")) {
+                    row.next();
+                    org.assertj.core.api.Assertions.assertThat(row.getInt(1)).isZero();
+                }
+            } finally {
+                proxy.restore();
+                pool.dispose();
+            }
+        }
     }
 
     private static reactor.core.publisher.Flux<Object> query(DatabaseClient db) {
