@@ -1,12 +1,14 @@
 package dev.tasklane.api;
 
 import java.util.List;
+import java.util.regex.Pattern;
 import java.util.function.Consumer;
 
 import dev.tasklane.config.StatementAbandonedException;
 import dev.tasklane.queue.IllegalTransitionException;
 import dev.tasklane.queue.TaskNotFoundException;
 import dev.tasklane.support.StorableText;
+import io.r2dbc.spi.R2dbcException;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -38,6 +40,8 @@ import tools.jackson.core.TokenStreamLocation;
 class ApiExceptionHandler extends ResponseEntityExceptionHandler {
 
     private static final Logger log = LoggerFactory.getLogger(ApiExceptionHandler.class);
+    private static final String CONNECTION_FAILURE = "08006";
+    private static final Pattern ENQUEUE_PATH = Pattern.compile("/api/v1/queues/[^/]+/tasks(/batch)?");
 
     @ExceptionHandler
     ResponseEntity<ProblemDetail> invalid(InvalidRequestException e) {
@@ -106,16 +110,23 @@ class ApiExceptionHandler extends ResponseEntityExceptionHandler {
     ResponseEntity<ProblemDetail> databaseUnavailable(RuntimeException e, ServerWebExchange exchange) {
         log.warn("Database unavailable: {}", e.getMessage());
         HttpMethod method = exchange.getRequest().getMethod();
-        if (outcomeUnknown(e) && !HttpMethod.GET.equals(method) && !HttpMethod.HEAD.equals(method)) {
+        String path = exchange.getRequest().getPath().value();
+        // A claim that went unanswered is released once its statement has ended (ClaimHandoff):
+        // nothing of it is left to be unknown.
+        boolean changes = !HttpMethod.GET.equals(method) && !HttpMethod.HEAD.equals(method) && !path.endsWith("/claims");
+        if (changes && outcomeUnknown(e)) {
+            boolean enqueue = ENQUEUE_PATH.matcher(path).matches();
             String key = exchange.getRequest().getHeaders().getFirst(TaskController.IDEMPOTENCY_KEY_HEADER);
             ResponseEntity<ProblemDetail> unknown = problem(HttpStatus.SERVICE_UNAVAILABLE, "Outcome unknown",
-                    "The database did not answer within the statement timeout, so whether this change was made is"
-                            + " unknown. Retrying is safe only with the same idempotency key (the Idempotency-Key"
-                            + " header or idempotencyKey); check the state first otherwise.", List.of());
+                    "The database did not answer within the statement timeout, or the connection closed under the"
+                            + " statement, so whether this change was made is unknown. " + (enqueue
+                            ? "Retrying is safe with the same idempotency key (the Idempotency-Key header or"
+                                    + " idempotencyKey); without one, read the queue first."
+                            : "Read the state before retrying."), List.of());
             unknown.getBody().setProperty("outcome", "unknown");
             return withHeaders(unknown, headers -> {
                 headers.set(HttpHeaders.RETRY_AFTER, "1");
-                if (key != null) {
+                if (key != null && enqueue) {
                     headers.set(TaskController.IDEMPOTENCY_KEY_HEADER, key);
                 }
             });
@@ -125,11 +136,16 @@ class ApiExceptionHandler extends ResponseEntityExceptionHandler {
                 headers -> headers.set(HttpHeaders.RETRY_AFTER, "1"));
     }
 
-    /** A statement that went unanswered, or whose connection closed before its answer came. */
+    /**
+     * A statement that went unanswered, or whose connection broke before its answer came: the
+     * driver's connection failures carry SQLSTATE 08006, which PostgreSQL's own refusals never do.
+     */
     private static boolean outcomeUnknown(Throwable failure) {
+        if (StatementAbandonedException.causedBy(failure)) {
+            return true;
+        }
         for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
-            if (cause instanceof StatementAbandonedException
-                    || cause.getClass().getSimpleName().equals("PostgresConnectionClosedException")) {
+            if (cause instanceof R2dbcException r2dbc && CONNECTION_FAILURE.equals(r2dbc.getSqlState())) {
                 return true;
             }
         }

@@ -92,17 +92,9 @@ class OpenApiConfig {
         }
         responses.addApiResponse("401", problem("No token, or a token that is not accepted"));
         if (!path.equals(ScopeRules.TOKEN_ROUTE)) {
-            responses.addApiResponse("503", problem(method == PathItem.HttpMethod.GET
-                    ? "The database is unavailable" + (stream ? ", or the replica serves as many streams as it may" : "")
-                            + "; retry after Retry-After"
-                    : "The database is unavailable (\"Database unavailable\": the failed statement changed nothing,"
-                            + " retry after Retry-After), or did not answer within the statement timeout (\"Outcome unknown\","
-                            + " `outcome: unknown`: the change may have been made; retry only with the same"
-                            + " idempotency key, which an Idempotency-Key header is repeated in the answer)"));
-        }
-        if (!path.equals(ScopeRules.TOKEN_ROUTE)) {
             responses.addApiResponse("403", problem("The token lacks the scope this call needs (read, enqueue,"
                     + " work or admin); `detail` names it"));
+            responses.addApiResponse("503", problem(unavailable(path, method, stream)));
         }
         if (operation.getRequestBody() != null) {
             responses.addApiResponse("400", problem("Malformed JSON, or a field of the wrong JSON type"));
@@ -130,6 +122,22 @@ class OpenApiConfig {
                             + " clients send the header; proxies in front should keep this out of their access logs")
                     .schema(new Schema<String>().type("string")));
         }
+    }
+
+    /** What a 503 of this route can say: an unknown outcome only where something changes and may have. */
+    private static String unavailable(String path, PathItem.HttpMethod method, boolean stream) {
+        String unavailable = "The database is unavailable (\"Database unavailable\": the failed statement changed"
+                + " nothing; retry after Retry-After)";
+        if (method == PathItem.HttpMethod.GET) {
+            return unavailable + (stream ? ", or the replica serves as many streams as it may" : "");
+        }
+        if (path.endsWith("/claims")) {
+            return unavailable + "; a claim that went unanswered is released, so nothing of it is left";
+        }
+        return unavailable + ", or did not answer within the statement timeout (\"Outcome unknown\", `outcome:"
+                + " unknown`: the change may have been made; " + (path.endsWith("/tasks") || path.endsWith("/tasks/batch")
+                ? "retrying is safe with the same idempotency key, and an Idempotency-Key header is repeated in the answer)"
+                : "read the state before retrying)");
     }
 
     private static void jsonInsteadOfAny(ApiResponse response, boolean stream) {

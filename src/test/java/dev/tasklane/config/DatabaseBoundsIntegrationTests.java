@@ -111,8 +111,11 @@ final class DatabaseBoundsIntegrationTests {
             stall.start();
             try {
                 long started = System.nanoTime();
-                api.post().uri("/api/v1/queues/{q}/claims", queue).contentType(MediaType.APPLICATION_JSON)
-                        .bodyValue("{\"workerId\": \"wS\"}").exchange().expectStatus().isEqualTo(503);
+                JsonNode problem = api.post().uri("/api/v1/queues/{q}/claims", queue).contentType(MediaType.APPLICATION_JSON)
+                        .bodyValue("{\"workerId\": \"wS\"}").exchange().expectStatus().isEqualTo(503)
+                        .expectBody(JsonNode.class).returnResult().getResponseBody();
+                // nothing of a claim is left unknown: it is released once its statement has ended
+                assertThat(problem.get("title").stringValue()).isEqualTo("Database unavailable");
                 assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(15));
                 // PostgreSQL ended the claim at its own timeout, though its error never reached the service
                 await().atMost(TIMEOUT.plusSeconds(2)).until(() -> claimsRunning(queue) == 0);
@@ -151,6 +154,34 @@ final class DatabaseBoundsIntegrationTests {
                         .exchange().returnResult(String.class).getStatus().is2xxSuccessful());
         assertThat(Sql.column("SELECT count(*) FROM task WHERE queue = ? AND idempotency_key = 'order-17'", queue))
                 .containsExactly("1");
+    }
+
+    @Test
+    void anEnqueueWhoseConnectionBreaksUnderItSaysItsOutcomeIsUnknown() throws Exception {
+        String queue = TaskFixtures.uniqueQueue("broken");
+        WebTestClient api = Replicas.client(behindProxy);
+        try (Connection locker = TestDatabase.get().connect(); Statement statement = locker.createStatement()) {
+            locker.setAutoCommit(false);
+            statement.execute("LOCK TABLE task IN ACCESS EXCLUSIVE MODE");
+            java.util.concurrent.CompletableFuture<EntityExchangeResult<JsonNode>> answer =
+                    java.util.concurrent.CompletableFuture.supplyAsync(() -> api.post().uri("/api/v1/queues/{q}/tasks", queue)
+                            .header("Idempotency-Key", "broken-1").contentType(MediaType.APPLICATION_JSON)
+                            .bodyValue("{\"type\": \"t\"}").exchange().expectStatus().isEqualTo(503)
+                            .expectBody(JsonNode.class).returnResult());
+            try {
+                // the enqueue waits on the lock inside PostgreSQL when its connection breaks: it may still commit
+                await().atMost(Duration.ofSeconds(2)).until(() -> Integer.parseInt(Sql.column(
+                        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                                + " AND wait_event_type = 'Lock' AND query LIKE '%INSERT INTO task%'").get(0)) > 0);
+                proxy.cut();
+                JsonNode problem = answer.get(10, java.util.concurrent.TimeUnit.SECONDS).getResponseBody();
+                assertThat(problem.get("title").stringValue()).isEqualTo("Outcome unknown");
+                assertThat(problem.get("detail").stringValue()).contains("idempotency key");
+            } finally {
+                proxy.restore();
+                locker.rollback();
+            }
+        }
     }
 
     private static int waitingForLocks(Connection except) throws Exception {
