@@ -696,7 +696,8 @@ final class TaskSql {
      * holds: for a claim whose caller stopped waiting, or whose answer was lost. Finds them among
      * the queue's running tasks (the running index), by the lease id the claimer drew. Returns them.
      * Nobody ran them, so a task this claim started for the first time (its first attempt, never
-     * snoozed) is again one that never started, for unique {@code waiting} and debounce.
+     * snoozed, never handed back: a hand-back, like any release, leaves its error) is again one
+     * that never started, for unique {@code waiting} and debounce.
      */
     static final String RELEASE_CLAIM = """
             WITH claimed AS MATERIALIZED (
@@ -709,7 +710,8 @@ final class TaskSql {
                 UPDATE task t
                 SET state = 'queued', attempt = t.attempt - 1, worker_id = NULL, lease_id = NULL,
                     lease_expires_at = NULL, timeout_at = NULL, run_at = now(), last_error = :error,
-                    started_at = CASE WHEN t.attempt = 1 AND t.snoozes = 0 THEN NULL ELSE t.started_at END
+                    started_at = CASE WHEN t.attempt = 1 AND t.snoozes = 0 AND t.last_error IS NULL
+                                      THEN NULL ELSE t.started_at END
                 FROM claimed
                 WHERE t.id = claimed.id AND t.state = 'running' AND t.lease_id = :leaseId
                 RETURNING t.*

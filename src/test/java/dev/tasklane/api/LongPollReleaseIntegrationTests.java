@@ -63,6 +63,30 @@ final class LongPollReleaseIntegrationTests extends IntegrationTest {
     }
 
     @Test
+    void aDebouncedTaskThatWasHandedBackHasStartedEvenIfItsNextClaimIsNeverReceived() {
+        String queue = TaskFixtures.uniqueQueue("poll-handed-back");
+        String body = "{\"type\": \"t\", \"payload\": 1, \"debounce\": {\"key\": \"k\", \"delaySeconds\": 0}}";
+        long id = new Tasks(api()).enqueue(queue, body).get("id").longValue();
+        JsonNode claimed = api().post().uri("/api/v1/queues/" + queue + "/claims").contentType(MediaType.APPLICATION_JSON)
+                .bodyValue("{\"workerId\": \"w\"}").exchange().expectStatus().isOk()
+                .expectBody(JsonNode.class).returnResult().getResponseBody().get("tasks").get(0);
+        api().post().uri("/api/v1/tasks/{id}/release", id).contentType(MediaType.APPLICATION_JSON)
+                .bodyValue("{\"workerId\": \"w\", \"leaseId\": \"" + claimed.get("leaseId").stringValue() + "\"}")
+                .exchange().expectStatus().isOk();
+        try (SlowClaims slow = SlowClaims.on(queue, Duration.ofMillis(2500))) {
+            api().post().uri("/api/v1/queues/" + queue + "/claims").contentType(MediaType.APPLICATION_JSON)
+                    .bodyValue("{\"workerId\": \"w\", \"waitSeconds\": 1}").exchange().expectStatus().isOk();
+            await().atMost(PATIENCE).pollInterval(Duration.ofMillis(100)).until(() -> Sql.column(
+                    "SELECT count(*) FROM task_event WHERE task_id = ? AND detail->>'error' LIKE '%deadline%'", id)
+                    .get(0).equals("1"));
+        }
+        // it ran once: the next debounced enqueue makes a new task and leaves this one's payload alone
+        assertThat(new Tasks(api()).enqueue(queue, body.replace("\"payload\": 1", "\"payload\": 2")).get("id").longValue())
+                .isNotEqualTo(id);
+        assertThat(new Tasks(api()).get(id).get("payload").intValue()).isEqualTo(1);
+    }
+
+    @Test
     void aLongPollWhoseClaimReturnsWithinItsGraceGetsItsTask() {
         String queue = TaskFixtures.uniqueQueue("poll-grace");
         long id = new Tasks(api()).enqueue(queue, "{\"type\": \"t\"}").get("id").longValue();
