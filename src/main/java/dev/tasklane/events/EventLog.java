@@ -132,8 +132,9 @@ public final class EventLog extends LoopLifecycle implements EventSource {
     }
 
     @Override
-    public long establishedHorizon() {
-        return delivered;
+    public long knownStart() {
+        long horizon = delivered;
+        return horizon >= 0 ? horizon : lastSeen;
     }
 
     @Override

@@ -18,8 +18,13 @@ interface EventSource {
     /** The id up to which every event has been delivered on {@link #live()}, once known: never below one emitted. */
     Mono<Long> horizon();
 
-    /** {@link #horizon()} if the reader has established one, without waiting; -1 before it has. */
-    long establishedHorizon();
+    /**
+     * Without waiting, an id no later than any event a stream opened now must send: the horizon
+     * once the reader has established one, before that the last id it has read from the sequence
+     * (handed out before now, so a stream starting after it misses nothing that comes later);
+     * -1 while it has read none.
+     */
+    long knownStart();
 
     /**
      * The last event id handed out so far, its event committed or not: where "from now on" begins

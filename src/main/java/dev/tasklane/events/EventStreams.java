@@ -215,19 +215,20 @@ public final class EventStreams {
     }
 
     /**
-     * Where the segment's replay begins: after the cursor, or for a stream "from now on" the
-     * reader's horizon, or, before the reader has established one, the last event id handed out
-     * when the stream opened: an event a client causes once it has the headers has a larger id,
-     * and the replay up to the horizon sends it. (An event whose id was handed out before that but
-     * which commits later is taken as before the stream, which is where its transaction began.)
+     * Where the segment's replay begins: after the cursor, or for a stream "from now on" where the
+     * reader stands (its horizon, or before it has one the last event id it has read), or, in the
+     * first moments of a replica, the last event id handed out when the stream opened: an event a
+     * client causes once it has the headers has a larger id, and the replay up to the horizon
+     * sends it. (An event whose id was handed out before that but which commits later is taken as
+     * before the stream, which is where its transaction began.)
      */
     private Mono<Long> startingPoint(Cursor cursor) {
         return Mono.defer(() -> {
             if (cursor.lastSent >= 0) {
                 return Mono.just(cursor.lastSent);
             }
-            long established = eventLog.establishedHorizon();
-            return established >= 0 ? Mono.just(established) : eventLog.lastAssigned();
+            long known = eventLog.knownStart();
+            return known >= 0 ? Mono.just(known) : eventLog.lastAssigned();
         });
     }
 

@@ -240,7 +240,7 @@ final class EventStreamsTests {
         }
 
         @Override
-        public long establishedHorizon() {
+        public long knownStart() {
             return horizon;
         }
 
@@ -293,7 +293,7 @@ final class EventStreamsTests {
         }
 
         @Override
-        public long establishedHorizon() {
+        public long knownStart() {
             return -1;
         }
 
