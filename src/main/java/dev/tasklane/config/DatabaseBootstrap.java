@@ -17,8 +17,7 @@ import org.springframework.stereotype.Component;
  * configured user may create it, so that a fresh PostgreSQL needs no manual step.
  *
  * <p>This is plain JDBC on the main thread, before the replica serves anything: the only place
- * the service blocks, and the only one where it should. Before that it makes sure the main URL
- * does not go through a pooler unannounced ({@link PoolerProbe}).
+ * the service blocks, and the only one where it should (besides {@link PoolerProbe}, which also runs at start).
  */
 @Component
 final class DatabaseBootstrap implements FlywayMigrationStrategy {
@@ -29,52 +28,22 @@ final class DatabaseBootstrap implements FlywayMigrationStrategy {
     private final String directUrl;
     private final String user;
     private final String password;
-    private final String mainUrl;
-    private final DatabaseBounds bounds;
 
     // The direct URL, as for LISTEN: behind PgBouncer in transaction mode, a database cannot be
     // created through it, and Flyway's session-level lock could be taken on one server connection
     // and released on another.
     DatabaseBootstrap(@Value("${tasklane.listen-url}") String directUrl,
                       @Value("${spring.flyway.user}") String user,
-                      @Value("${spring.flyway.password:}") String password,
-                      @Value("${spring.r2dbc.url}") String mainUrl, DatabaseBounds bounds) {
+                      @Value("${spring.flyway.password:}") String password) {
         this.directUrl = directUrl;
         this.user = user;
         this.password = password;
-        this.mainUrl = mainUrl;
-        this.bounds = bounds;
     }
 
     @Override
     public void migrate(Flyway flyway) {
-        refuseAPoolerWithoutADirectUrl();
         createDatabaseIfMissing(DatabaseUrls.parse(directUrl));
         flyway.migrate();
-    }
-
-    /**
-     * Behind a pooler in transaction mode the main URL alone cannot work (LISTEN, migrations and
-     * named statements need a session of their own): stop now, saying what to set, rather than at
-     * the first batch enqueue. A database that cannot be reached yet is left to the migrations to report.
-     */
-    private void refuseAPoolerWithoutADirectUrl() {
-        if (bounds.pooled()) {
-            return; // a direct URL beside the pooler, with unnamed statements (see ConnectionOptions)
-        }
-        boolean shared;
-        try {
-            shared = PoolerProbe.sessionsShared(DatabaseUrls.parse(mainUrl).jdbcUrl(), user, password);
-        } catch (SQLException e) {
-            if (PoolerProbe.refusedAtConnect(e)) {
-                throw new IllegalStateException(PoolerProbe.refusal(), e);
-            }
-            log.debug("Could not tell whether the database URL goes through a pooler: {}", e.toString());
-            return;
-        }
-        if (shared) {
-            throw new IllegalStateException(PoolerProbe.refusal());
-        }
     }
 
     private void createDatabaseIfMissing(DatabaseUrls urls) {

@@ -38,16 +38,31 @@ class DatabaseClients {
 
     private static final String POOLING_DRIVER = "pool";
 
+    /**
+     * The bounds, and whether the main URL goes through a pooler: the LISTEN URL naming another
+     * address says so, and {@link PoolerProbe} checks it at start. A pooler the configuration does
+     * not name stops the start with what to set; another address that turns out to be the server
+     * itself (a second name for it) is taken as direct.
+     */
     @Bean
     DatabaseBounds databaseBounds(TasklaneProperties properties, @Value("${spring.r2dbc.url}") String mainUrl,
-                                  @Value("${tasklane.listen-url}") String listenUrl) {
-        DatabaseBounds bounds = new DatabaseBounds(properties.database().statementTimeout(),
-                !DatabaseUrls.parse(mainUrl).sameServer(DatabaseUrls.parse(listenUrl)));
-        if (bounds.pooled()) {
-            log.info("TASKLANE_LISTEN_URL names another server than SPRING_R2DBC_URL: taking the main URL for a pooler"
-                    + " in transaction mode (bounds set by each transaction, claims in transactions, unnamed statements)");
+                                  @Value("${tasklane.listen-url}") String listenUrl,
+                                  @Value("${spring.flyway.user}") String user,
+                                  @Value("${spring.flyway.password:}") String password) {
+        boolean namedApart = !DatabaseUrls.parse(mainUrl).sameServer(DatabaseUrls.parse(listenUrl));
+        PoolerProbe.Verdict verdict = PoolerProbe.probe(DatabaseUrls.parse(mainUrl).jdbcUrl(), user, password);
+        if (!namedApart && verdict == PoolerProbe.Verdict.SHARED) {
+            throw new IllegalStateException(PoolerProbe.refusal());
         }
-        return bounds;
+        boolean pooled = namedApart && verdict != PoolerProbe.Verdict.OWN;
+        if (pooled) {
+            log.info("Taking SPRING_R2DBC_URL for a pooler in transaction mode (TASKLANE_LISTEN_URL names another server):"
+                    + " bounds set by each transaction, claims in transactions, unnamed statements");
+        } else if (namedApart) {
+            log.warn("TASKLANE_LISTEN_URL names another address than SPRING_R2DBC_URL, but the main URL keeps its sessions:"
+                    + " taking it for a direct connection to the same server");
+        }
+        return new DatabaseBounds(properties.database().statementTimeout(), pooled);
     }
 
     @Bean

@@ -30,8 +30,26 @@ final class PoolerProbe {
     private PoolerProbe() {
     }
 
+    /** What the probe found of the main URL. */
+    enum Verdict {
+        /** Two connections share their sessions: a pooler in transaction (or statement) mode. */
+        SHARED,
+        /** Each connection keeps its own session. */
+        OWN,
+        /** The database could not be reached (not created yet, say): no verdict. */
+        UNKNOWN
+    }
+
     /** Whether two connections to {@code jdbcUrl} share their sessions. */
-    static boolean sessionsShared(String jdbcUrl, String user, String password) throws SQLException {
+    static Verdict probe(String jdbcUrl, String user, String password) {
+        try {
+            return sessionsShared(jdbcUrl, user, password) ? Verdict.SHARED : Verdict.OWN;
+        } catch (SQLException e) {
+            return refusedAtConnect(e) ? Verdict.SHARED : Verdict.UNKNOWN;
+        }
+    }
+
+    private static boolean sessionsShared(String jdbcUrl, String user, String password) throws SQLException {
         Properties login = new Properties();
         login.setProperty("user", user);
         login.setProperty("password", password);
@@ -60,7 +78,7 @@ final class PoolerProbe {
      * (PgBouncer: "unsupported startup parameter", here the JDBC driver's {@code extra_float_digits}):
      * a pooler announcing itself.
      */
-    static boolean refusedAtConnect(Throwable failure) {
+    private static boolean refusedAtConnect(Throwable failure) {
         for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
             if (String.valueOf(cause.getMessage()).contains("unsupported startup parameter")) {
                 return true;

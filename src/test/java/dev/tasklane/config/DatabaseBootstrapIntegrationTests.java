@@ -25,9 +25,7 @@ final class DatabaseBootstrapIntegrationTests {
             Flyway flyway = Flyway.configure().dataSource(urls.jdbcUrl(), server.user(), server.password())
                     .locations("classpath:db/migration")
                     .configuration(java.util.Map.of("flyway.postgresql.transactional.lock", "false")).load();
-            // the check for a pooler in front cannot connect yet: it leaves the missing database to the migrations
-            new DatabaseBootstrap(r2dbcUrl, server.user(), server.password(), r2dbcUrl,
-                    new DatabaseBounds(java.time.Duration.ofSeconds(30), false)).migrate(flyway);
+            new DatabaseBootstrap(r2dbcUrl, server.user(), server.password()).migrate(flyway);
             try (Connection connection = DriverManager.getConnection(urls.jdbcUrl(), server.user(), server.password());
                  Statement statement = connection.createStatement();
                  ResultSet tables = statement.executeQuery("SELECT string_agg(tablename, ',' ORDER BY tablename)"

@@ -296,6 +296,17 @@ final class PgBouncerIntegrationTests {
     }
 
     @Test
+    void theProbeTellsPgBouncerFromADirectConnection() {
+        TestDatabase.Coordinates server = TestDatabase.get();
+        assertThat(PoolerProbe.probe("jdbc:postgresql://127.0.0.1:" + bouncer.port() + "/" + database, server.user(),
+                server.password())).isEqualTo(PoolerProbe.Verdict.SHARED);
+        assertThat(PoolerProbe.probe(server.jdbcUrl(database), server.user(), server.password()))
+                .isEqualTo(PoolerProbe.Verdict.OWN);
+        assertThat(PoolerProbe.probe(server.jdbcUrl(database + "_missing"), server.user(), server.password()))
+                .isEqualTo(PoolerProbe.Verdict.UNKNOWN);
+    }
+
+    @Test
     void withoutADirectListenUrlTheServiceRefusesToStartAndSaysWhatToSet() {
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> Replicas.start("", Map.of(
                         "spring.r2dbc.url", bouncer.r2dbcUrl(database, ""))).close())
