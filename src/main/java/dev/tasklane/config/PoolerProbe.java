@@ -16,7 +16,8 @@ import java.util.concurrent.ThreadLocalRandom;
  * the one just released if the pooler hands out the last one first, as PgBouncer does) and
  * reads the marker, and the first one reads it again. On a connection of its own each sees only
  * what it set; behind such a pooler the second sees the first's marker, or the first has lost
- * it. A pooler that this does not show (one that hands out server connections in another order)
+ * it. Before that, PgBouncer refuses the {@code options} startup parameter the probe sends
+ * (unless configured to ignore it). A pooler that neither shows (one that hands out server connections in another order)
  * fails later, in the ways the README's PgBouncer section names.
  *
  * <p>Plain JDBC, like the migrations it runs before: on the main thread, before the replica
@@ -55,6 +56,9 @@ final class PoolerProbe {
         login.setProperty("password", password);
         login.setProperty("connectTimeout", SECONDS);
         login.setProperty("socketTimeout", SECONDS);
+        // A startup parameter that PostgreSQL takes and PgBouncer refuses unless told to ignore it:
+        // the one sure sign, where the order of its server connections may hide the shared sessions.
+        login.setProperty("options", "-c lock_timeout=" + SECONDS + "s");
         String marker = Long.toHexString(ThreadLocalRandom.current().nextLong());
         try (Connection first = DriverManager.getConnection(jdbcUrl, login);
              Connection second = DriverManager.getConnection(jdbcUrl, login)) {
@@ -75,7 +79,7 @@ final class PoolerProbe {
 
     /**
      * Whether connecting failed because the pooler refused a startup parameter it does not know
-     * (PgBouncer: "unsupported startup parameter", here the JDBC driver's {@code extra_float_digits}):
+     * (PgBouncer: "unsupported startup parameter", here {@code options} or the JDBC driver's {@code extra_float_digits}):
      * a pooler announcing itself.
      */
     private static boolean refusedAtConnect(Throwable failure) {
