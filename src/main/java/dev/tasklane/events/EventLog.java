@@ -31,16 +31,19 @@ import reactor.core.publisher.Sinks;
 /**
  * The durable event log and this replica's one reader of it.
  *
- * <p>Event ids come from a sequence in insert order but become visible in commit order: a reader
- * that has seen 105 may find 104 later. So the reader hands out events only up to a horizon below
- * which nothing can still appear. Every statement that appends an event already owns a
- * transaction id when it takes the event id (it writes the task row first). Each round reads the
- * sequence's last value L and then takes a transaction id B of its own: every transaction that
- * took an event id up to L got its transaction id before that, so below B. Once a later round's
+ * <p>Events are stored a batch per statement and queue (V022); an event's id is its batch's id
+ * plus its position. Batch ids come from a sequence in insert order but become visible in commit
+ * order: a reader that has seen batch 8193 may find 4097 later. So the reader hands out events
+ * only up to a horizon below which nothing can still appear. Every statement that appends events
+ * owns a transaction id when it draws the batch id. Each round reads the highest id the batches
+ * drawn so far can hold, L, and then takes a transaction id B of its own: every transaction that
+ * drew a batch up to L got its transaction id before that, so below B. Once a later round's
  * snapshot has an xmin of B or more, all of them have ended, and every event up to L is in the
- * table or never will be. While anyone is subscribed there is a quicker proof: ids are dense, so
- * once the reader finds every id from the horizon up to N in the table, nothing can still appear
- * below N, whatever else is still running; only a hole waits for the proof by xmin.
+ * table or never will be. While anyone is subscribed there is a quicker proof: batch ids follow
+ * each other at a fixed step, so once the reader finds every batch from the horizon up to N in the
+ * table, nothing can still appear below N, whatever else is still running; only a hole (a batch id
+ * drawn by a statement still in flight, rolled back, or that wrote nothing) waits for the proof by
+ * xmin.
  *
  * <p>The reader runs when this replica appended events, when a NOTIFY says that events were
  * appended (on any replica), every poll interval while anyone is subscribed, and, while what it
@@ -66,8 +69,15 @@ public final class EventLog extends LoopLifecycle implements EventSource {
     private static final int LIVE_PAGE_BYTES = 4 * 1024 * 1024;
 
     /** One page as read: its events, and whether more may follow it. */
-    private record Page(List<TaskEvent> events, boolean more) {
+    private record Page(List<Read> events, boolean more) {
     }
+
+    /** An event as read, with the id of the batch that holds it. */
+    private record Read(TaskEvent event, long batch) {
+    }
+
+    /** How far apart the sequence draws batch ids (V022). */
+    private static final long BATCH_STEP = EventSql.BATCH_SPAN + 1;
 
     /** An id read from the sequence, waiting for a snapshot that proves it final. */
     private record Pending(long lastId, long bound) {
@@ -175,6 +185,10 @@ public final class EventLog extends LoopLifecycle implements EventSource {
     }
 
     private Flux<TaskEvent> range(long after, long upTo, EventFilter filter, int pageSize, int pageBytes) {
+        return read(after, upTo, filter, pageSize, pageBytes).map(Read::event);
+    }
+
+    private Flux<Read> read(long after, long upTo, EventFilter filter, int pageSize, int pageBytes) {
         if (after >= upTo) {
             return Flux.empty();
         }
@@ -189,23 +203,25 @@ public final class EventLog extends LoopLifecycle implements EventSource {
     @Override
     public Flux<TaskEvent> ofTask(long taskId, long after) {
         return paged(after, PAGE, cursor -> db.sql(EventSql.OF_TASK)
-                .bind("taskId", taskId).bind("after", cursor).bind("limit", PAGE).bind("maxBytes", PAGE_BYTES));
+                .bind("taskId", taskId).bind("after", cursor).bind("limit", PAGE).bind("maxBytes", PAGE_BYTES))
+                .map(Read::event);
     }
 
     /**
      * Events after {@code after}, a page at a time: {@code page} binds a statement that reads
      * the page (at most {@code limit} rows) after a cursor. A page in hand, the next read on demand.
      */
-    private static Flux<TaskEvent> paged(long after, int limit, LongFunction<DatabaseClient.GenericExecuteSpec> page) {
+    private static Flux<Read> paged(long after, int limit, LongFunction<DatabaseClient.GenericExecuteSpec> page) {
         // More may follow a page that reached the row limit, or that the byte limit cut short.
         Function<Long, Mono<Page>> read = cursor -> page.apply(cursor)
-                .map(row -> Map.entry(toEvent(row), Objects.requireNonNull(row.get("page_rows", Long.class))))
+                .map(row -> Map.entry(new Read(toEvent(row), Objects.requireNonNull(row.get("batch", Long.class))),
+                        Objects.requireNonNull(row.get("page_rows", Long.class))))
                 .all()
                 .collectList()
                 .map(rows -> new Page(rows.stream().map(Map.Entry::getKey).toList(),
                         !rows.isEmpty() && (rows.get(0).getValue() >= limit || rows.size() < rows.get(0).getValue())));
         return read.apply(after)
-                .expand(current -> current.more() ? read.apply(current.events().get(current.events().size() - 1).id())
+                .expand(current -> current.more() ? read.apply(current.events().get(current.events().size() - 1).event().id())
                         : Mono.empty())
                 .flatMapIterable(Page::events, 1);
     }
@@ -346,18 +362,24 @@ public final class EventLog extends LoopLifecycle implements EventSource {
 
     /**
      * Hands out, in id order, every event up to {@code proven} and after it every event whose
-     * smaller ids are all present: ids are dense, so once every id up to N is in the table none
-     * can still appear below N, whatever transactions are still open. Only a hole (an id taken
-     * by a transaction still in flight, rolled back, or whose event was deleted) waits for the
-     * proof of older transactions' end. Rows after a hole are read again next round. Emits
-     * whether the horizon moved.
+     * batch follows the last one handed out: the next event of the same batch (a batch row is
+     * written whole), the first event of the batch drawn next, or, right after a proven bound
+     * (the last id the batches drawn so far can hold), the id after it, which is the next batch's
+     * first. Batch ids follow each other at a fixed step, so once every batch up to N is in the
+     * table none can still appear below N, whatever transactions are still open. Only a hole
+     * waits for the proof of older transactions' end. Rows after a hole are read again next round.
+     * Emits whether the horizon moved.
      */
     private Mono<Boolean> deliverFinal(long proven) {
         long from = delivered;
         long[] frontier = {proven};
-        return range(from, lastSeen, EventFilter.ALL, LIVE_PAGE, LIVE_PAGE_BYTES)
-                .takeWhile(event -> event.id() <= proven || event.id() == frontier[0] + 1)
-                .doOnNext(event -> {
+        long[] frontierBatch = {Long.MIN_VALUE};
+        return read(from, lastSeen, EventFilter.ALL, LIVE_PAGE, LIVE_PAGE_BYTES)
+                .takeWhile(read -> read.event().id() <= proven || read.event().id() == frontier[0] + 1
+                        || read.batch() == frontierBatch[0]
+                        || (read.event().id() == read.batch() && read.batch() == frontierBatch[0] + BATCH_STEP))
+                .doOnNext(read -> {
+                    TaskEvent event = read.event();
                     // The horizon covers an event before it is emitted: a subscriber that joins the
                     // live stream too late for it then reads a horizon that includes it and replays it.
                     delivered = event.id();
@@ -370,6 +392,7 @@ public final class EventLog extends LoopLifecycle implements EventSource {
                     hot.emitNext(new LiveEvent(event, SseFrames.of(event), previous),
                             Sinks.EmitFailureHandler.busyLooping(Duration.ofMillis(50)));
                     frontier[0] = Math.max(frontier[0], event.id());
+                    frontierBatch[0] = read.batch();
                 })
                 .then(Mono.fromSupplier(() -> {
                     delivered = frontier[0];

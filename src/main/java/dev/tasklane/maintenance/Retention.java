@@ -16,8 +16,8 @@ import org.springframework.stereotype.Component;
 import reactor.core.publisher.Mono;
 
 /**
- * Deletes terminal tasks that finished more than {@code TASKLANE_RETENTION} ago, with their
- * events (and the events of deleted tasks as old), the rate bookkeeping that no window needs, and
+ * Deletes terminal tasks that finished more than {@code TASKLANE_RETENTION} ago, the events
+ * written as long ago that no task still waiting or running needs, the rate bookkeeping that no window needs, and
  * the fire times that schedules have settled, every {@code tasklane.maintenance.retention-interval}. Small batches, each its own
  * short transaction, so that no lock is held for long and a big backlog of finished rows is
  * worked off without one statement that runs for minutes. Every replica runs it; SKIP LOCKED
@@ -55,8 +55,8 @@ final class Retention extends PeriodicJob {
     }
 
     /**
-     * Prunes until nothing old enough is left: finished tasks with their events, then the events
-     * of deleted tasks; emits how many tasks it pruned.
+     * Prunes until nothing old enough is left: finished tasks and the tombstones of deleted ones,
+     * then the event batches that no task still needs; emits how many tasks it pruned.
      */
     Mono<Long> pruneAll() {
         return Mono.defer(() -> {
@@ -67,6 +67,10 @@ final class Retention extends PeriodicJob {
             Mono<Long> deleted = store.pruneTombstones(before, BATCH)
                     .expand(pruned -> pruned < BATCH ? Mono.empty() : store.pruneTombstones(before, BATCH))
                     .reduce(0L, Long::sum);
+            // Event batches go once every task they hold is gone or finished long enough: after the tasks.
+            Mono<Long> events = store.pruneEvents(before, -1, BATCH)
+                    .expand(round -> round.old() < BATCH ? Mono.empty() : store.pruneEvents(before, round.lastOld(), BATCH))
+                    .then(Mono.just(0L));
             // Rate bookkeeping past every window: not counted as pruned tasks.
             Mono<Long> claimStarts = queues.pruneClaimStarts(BATCH * 10)
                     .expand(pruned -> pruned < BATCH * 10 ? Mono.empty() : queues.pruneClaimStarts(BATCH * 10))
@@ -75,7 +79,8 @@ final class Retention extends PeriodicJob {
             Mono<Long> fires = schedules.pruneFires(before, BATCH * 10)
                     .expand(pruned -> pruned < BATCH * 10 ? Mono.empty() : schedules.pruneFires(before, BATCH * 10))
                     .then(Mono.just(0L));
-            return tasks.zipWith(deleted, Long::sum).zipWith(claimStarts, Long::sum).zipWith(fires, Long::sum);
+            return tasks.zipWith(deleted, Long::sum).flatMap(pruned -> events.thenReturn(pruned))
+                    .zipWith(claimStarts, Long::sum).zipWith(fires, Long::sum);
         });
     }
 }

@@ -2,9 +2,11 @@ package dev.tasklane.queue;
 
 /**
  * Every statement on the {@code task} table, run only by {@link TaskStore}, each whole so that it
- * can be pasted into psql as it stands. A statement that changes a task appends its
- * {@code task_event} row in the same statement, after the task row, so the transaction owns an id
- * before the event takes its sequence number (see V002). All but the enqueue also NOTIFY every
+ * can be pasted into psql as it stands (those that append events once composed). A statement that
+ * changes a task appends its events in the same statement, one {@code task_event_batch} row per
+ * queue ({@link #appendEvents}): it takes its transaction id, then draws the batch's id
+ * ({@link #batchPerQueue}, {@link #oneBatch}), then writes the task rows, each naming the batch of
+ * its new event and, in {@code event_previous}, the batch of the one before (see V022). All but the enqueue also NOTIFY every
  * replica's event reader on {@code tasklane_events} (the channel the notifier listens on), from a
  * CTE {@code notified} that the final SELECT joins so that it runs: the NOTIFY then arrives at the
  * commit of its events, not after their rows have come back to this replica.
@@ -18,6 +20,67 @@ final class TaskSql {
     }
 
     /**
+     * The first CTEs of a statement that appends events for the rows of CTE {@code candidates}
+     * (which has a {@code queue} column), when it has any: takes the transaction's id, then draws a
+     * batch id for each queue of them ({@code batches}). In that order, as V002 and V022 require;
+     * the materialized CTEs make it so, since each reads the one before. A candidate that the
+     * statement then leaves alone leaves a hole in the ids, which the event reader's proof covers.
+     */
+    private static String batchPerQueue(String candidates) {
+        return """
+                xact AS MATERIALIZED (
+                    SELECT pg_current_xact_id() AS xid WHERE EXISTS (SELECT 1 FROM %1$s)
+                ),
+                batches AS MATERIALIZED (
+                    SELECT q.queue, nextval('task_event_batch_seq') AS first_id
+                    FROM (SELECT DISTINCT queue FROM %1$s) q CROSS JOIN xact
+                ),
+                """.formatted(candidates);
+    }
+
+    /**
+     * Like {@link #batchPerQueue}, for a statement on one queue: {@code batch} is one row with the
+     * batch id, drawn only when the query {@code anyCandidate} finds a row.
+     */
+    private static String oneBatch(String anyCandidate) {
+        return """
+                xact AS MATERIALIZED (
+                    SELECT pg_current_xact_id() AS xid WHERE EXISTS (%s)
+                ),
+                batch AS MATERIALIZED (
+                    SELECT nextval('task_event_batch_seq') AS first_id FROM xact
+                ),
+                """.formatted(anyCandidate);
+    }
+
+    /**
+     * The CTE {@code events}: appends one event for each row of CTE {@code source} (task rows as
+     * written, naming their batch in {@code event_batch}), one batch row per batch id, the event
+     * named by the SQL expression {@code name} with the detail {@code detail}. The rows are fed in
+     * the order of their ids; every array of a batch is built by the same aggregation, so the
+     * arrays stay aligned whatever that order.
+     */
+    private static String appendEvents(String source, String name, String detail) {
+        return """
+                events AS (
+                    INSERT INTO task_event_batch (first_id, queue, task_ids, names, attempts, task_types,
+                                                  concurrency_keys, schedules, scheduled_fors, details, previous)
+                    SELECT event_batch, queue, array_agg(id), array_agg(CAST(%2$s AS text)), array_agg(attempt), array_agg(type),
+                           CASE WHEN count(nullif(concurrency_key, '')) > 0 THEN array_agg(nullif(concurrency_key, '')) END,
+                           CASE WHEN count(schedule) > 0 THEN array_agg(schedule) END,
+                           CASE WHEN count(scheduled_for) > 0 THEN array_agg(scheduled_for) END,
+                           array_agg(%3$s), array_agg(event_previous)
+                    FROM (SELECT * FROM %1$s ORDER BY event_batch, id) written
+                    GROUP BY event_batch, queue
+                )
+                """.formatted(source, name, detail);
+    }
+
+    /** The detail of a {@code queued} event: when the task is due, and the error it is retried after. */
+    private static final String QUEUED_DETAIL =
+            "jsonb_build_object('runAt', to_char(run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), 'error', last_error)";
+
+    /**
      * Inserts a batch of tasks for one queue and their {@code queued} events; returns the rows it
      * inserted with their position in the batch ({@code ord}, from 1). Rows whose idempotency key
      * already exists on the queue are skipped, not returned. Ids are drawn before the insert so
@@ -28,7 +91,9 @@ final class TaskSql {
      * other; the event log sends one NOTIFY for many enqueues after they return.
      */
     static final String ENQUEUE_MANY = """
-            WITH input AS MATERIALIZED (
+            WITH
+            """ + oneBatch("SELECT 1") + """
+            input AS MATERIALIZED (
                 SELECT nextval(pg_get_serial_sequence('task', 'id')) AS id, i.*
                 FROM unnest(:types::text[], :payloads::text[], :priorities::smallint[], :runAts::text[],
                             :delaysMs::bigint[], :maxAttempts::integer[], :keys::text[], :timeouts::integer[],
@@ -43,26 +108,19 @@ final class TaskSql {
             inserted AS (
                 INSERT INTO task (id, queue, type, payload, priority, run_at, max_attempts, idempotency_key,
                                   timeout_seconds, concurrency_key, max_snoozes, unique_key, debounce_key,
-                                  debounce_until, schedule, scheduled_for, traceparent)
+                                  debounce_until, schedule, scheduled_for, traceparent, event_batch)
                 OVERRIDING SYSTEM VALUE
                 SELECT id, :queue, type, payload::jsonb, priority,
                        coalesce(run_at::timestamptz, statement_timestamp() + delay_ms * interval '1 millisecond'),
                        max_attempts, idempotency_key, timeout_seconds, concurrency_key, max_snoozes, unique_key,
                        debounce_key, statement_timestamp() + debounce_max_ms * interval '1 millisecond', schedule,
-                       scheduled_for::timestamptz, traceparent
-                FROM input
+                       scheduled_for::timestamptz, traceparent, batch.first_id
+                FROM input CROSS JOIN batch
                 ORDER BY ord
                 ON CONFLICT (queue, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
                 RETURNING *
             ),
-            events AS (
-                INSERT INTO task_event (task_id, concurrency_key, schedule, scheduled_for, queue, task_type, name, state, attempt, detail)
-                SELECT id, nullif(concurrency_key, ''), schedule, scheduled_for, queue, type, 'queued', 'queued', attempt,
-                       jsonb_build_object('runAt', to_char(run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
-                                          'error', null)
-                FROM inserted
-                ORDER BY id
-            )
+            """ + appendEvents("inserted", "'queued'", QUEUED_DETAIL) + """
             SELECT input.ord, inserted.*
             FROM inserted JOIN input USING (id)
             """;
@@ -110,28 +168,26 @@ final class TaskSql {
      * makes this wait and then find it running, so nothing is moved.
      */
     static final String DEBOUNCE = """
-            WITH target AS (
+            WITH target AS MATERIALIZED (
                 SELECT id FROM task
                 WHERE queue = :queue AND debounce_key = :key AND state = 'queued' AND started_at IS NULL
                 ORDER BY id DESC
                 LIMIT 1
                 FOR UPDATE
             ),
+            """ + oneBatch("SELECT 1 FROM target") + """
             changed AS (
                 UPDATE task t
                 SET payload = :payload::jsonb,
-                    run_at = least(statement_timestamp() + :delayMs * interval '1 millisecond', t.debounce_until)
-                FROM target
+                    run_at = least(statement_timestamp() + :delayMs * interval '1 millisecond', t.debounce_until),
+                    event_previous = t.event_batch, event_batch = batch.first_id
+                FROM target CROSS JOIN batch
                 WHERE t.id = target.id
                 RETURNING t.*
             ),
-            events AS (
-                INSERT INTO task_event (task_id, concurrency_key, schedule, scheduled_for, queue, task_type, name, state, attempt, detail)
-                SELECT id, nullif(concurrency_key, ''), schedule, scheduled_for, queue, type, 'queued', 'queued', attempt,
-                       jsonb_build_object('runAt', to_char(run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
-                                          'error', null, 'debounced', true)
-                FROM changed
-            )
+            """ + appendEvents("changed", "'queued'", """
+                    jsonb_build_object('runAt', to_char(run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+                                       'error', null, 'debounced', true)""") + """
             SELECT * FROM changed
             """;
 
@@ -168,9 +224,8 @@ final class TaskSql {
             """;
 
     /**
-     * Retention of deleted tasks: deletes the events of up to :limit tombstones whose task
-     * finished before :before, and the tombstones, and raises the event log's pruned-through mark
-     * in the same transaction, as {@link #PRUNE_FINISHED} does for tasks.
+     * Retention of deleted tasks: deletes up to :limit tombstones whose task finished before
+     * :before. Their events go with the batches that hold them ({@link #PRUNE_EVENTS}).
      */
     static final String PRUNE_TOMBSTONES = """
             WITH doomed AS (
@@ -180,24 +235,17 @@ final class TaskSql {
                 LIMIT :limit
                 FOR UPDATE SKIP LOCKED
             ),
-            events AS (
-                DELETE FROM task_event e USING doomed d WHERE e.task_id = d.task_id RETURNING e.id
-            ),
             tombstones AS (
                 DELETE FROM task_tombstone t USING doomed d WHERE t.task_id = d.task_id RETURNING t.task_id
-            ),
-            marked AS (
-                UPDATE event_retention SET pruned_through = greatest(pruned_through, (SELECT max(id) FROM events))
-                WHERE EXISTS (SELECT 1 FROM events)
             )
             SELECT count(*) AS pruned FROM tombstones
             """;
 
     /**
-     * Retention: deletes up to :limit terminal tasks that finished before :before, oldest first,
-     * with their events, and raises the event log's pruned-through mark in the same transaction.
+     * Retention: deletes up to :limit terminal tasks that finished before :before, oldest first.
      * SKIP LOCKED leaves rows another replica is pruning (or someone is retrying) alone; finished
-     * rows are outside the claim index, so this never stands in a claim's way.
+     * rows are outside the claim index, so this never stands in a claim's way. Their events go
+     * with the batches that hold them ({@link #PRUNE_EVENTS}).
      */
     static final String PRUNE_FINISHED = """
             WITH doomed AS (
@@ -207,17 +255,47 @@ final class TaskSql {
                 LIMIT :limit
                 FOR UPDATE SKIP LOCKED
             ),
-            events AS (
-                DELETE FROM task_event e USING doomed d WHERE e.task_id = d.id RETURNING e.id
-            ),
             tasks AS (
                 DELETE FROM task t USING doomed d WHERE t.id = d.id RETURNING t.id
-            ),
-            marked AS (
-                UPDATE event_retention SET pruned_through = greatest(pruned_through, (SELECT max(id) FROM events))
-                WHERE EXISTS (SELECT 1 FROM events)
             )
             SELECT count(*) AS pruned FROM tasks
+            """;
+
+    /**
+     * Retention of events: looks at the next :limit event batches after the batch :after, in id
+     * order, and deletes those written before :before whose every task is gone or finished before
+     * :before: a task still waiting or running (or finished since) keeps every batch that holds one
+     * of its events, since its own stream replays them. Raises the event log's pruned-through mark
+     * in the same transaction. Answers how many batches it deleted, and how many of those it looked
+     * at were old enough, with the last of them: the caller goes on after it while all were.
+     */
+    static final String PRUNE_EVENTS = """
+            WITH examined AS MATERIALIZED (
+                SELECT first_id, at FROM task_event_batch
+                WHERE first_id > :after
+                ORDER BY first_id
+                LIMIT :limit
+            ),
+            doomed AS MATERIALIZED (
+                SELECT b.first_id FROM task_event_batch b
+                WHERE b.first_id = ANY (ARRAY(SELECT first_id FROM examined WHERE at < :before))
+                  AND NOT EXISTS (SELECT 1 FROM task t
+                                  WHERE t.id = ANY (b.task_ids)
+                                    AND (t.state IN ('queued', 'running') OR t.finished_at >= :before))
+                ORDER BY b.first_id
+                FOR UPDATE SKIP LOCKED
+            ),
+            deleted AS (
+                DELETE FROM task_event_batch b USING doomed d WHERE b.first_id = d.first_id
+                RETURNING b.first_id + cardinality(b.task_ids) - 1 AS last_id
+            ),
+            marked AS (
+                UPDATE event_retention SET pruned_through = greatest(pruned_through, (SELECT max(last_id) FROM deleted))
+                WHERE EXISTS (SELECT 1 FROM deleted)
+            )
+            SELECT (SELECT count(*) FROM deleted) AS pruned,
+                   (SELECT count(*) FROM examined WHERE at < :before) AS old,
+                   (SELECT max(first_id) FROM examined WHERE at < :before) AS last_old
             """;
 
     /** The state of one task, to explain why a conditional change did nothing. */
@@ -376,6 +454,7 @@ final class TaskSql {
                 ORDER BY t.id
                 FOR UPDATE OF t SKIP LOCKED
             ),
+            """ + oneBatch("SELECT 1 FROM next") + """
             changed AS (
                 UPDATE task t
                 SET state = 'running', worker_id = :workerId, lease_id = :leaseId, attempt = t.attempt + 1,
@@ -383,17 +462,13 @@ final class TaskSql {
                     timeout_at = statement_timestamp() + t.timeout_seconds * interval '1 second',
                     lease_expires_at = least(statement_timestamp() + :leaseMs * interval '1 millisecond',
                                              statement_timestamp() + t.timeout_seconds * interval '1 second'),
-                    progress_percent = NULL, progress_message = NULL
+                    progress_percent = NULL, progress_message = NULL,
+                    event_previous = t.event_batch, event_batch = batch.first_id
+                FROM batch
                 WHERE t.id = ANY (ARRAY(SELECT id FROM next))
                 RETURNING t.*
             ),
-            events AS (
-                INSERT INTO task_event (task_id, concurrency_key, schedule, scheduled_for, queue, task_type, name, state, attempt, detail)
-                SELECT id, nullif(concurrency_key, ''), schedule, scheduled_for, queue, type, 'running', 'running', attempt,
-                       jsonb_build_object('workerId', worker_id)
-                FROM changed
-                ORDER BY id
-            ),
+            """ + appendEvents("changed", "'running'", "jsonb_build_object('workerId', worker_id)") + ",\n" + """
             starts AS (
                 INSERT INTO queue_claim_start (queue, concurrency_key, started_at, tasks)
                 SELECT :queue, concurrency_key, statement_timestamp(), count(*) FROM changed
@@ -501,7 +576,7 @@ final class TaskSql {
      */
     private static final String RECORD_OUTCOMES = """
             WITH outcome AS MATERIALIZED (
-                SELECT o.*, o.snooze_ms IS NOT NULL AND locked.snoozes < locked.max_snoozes AS snoozing
+                SELECT o.*, o.snooze_ms IS NOT NULL AND locked.snoozes < locked.max_snoozes AS snoozing, locked.queue
                 FROM unnest(:ids::bigint[], :leaseIds::uuid[], :workerIds::text[], :succeeded::boolean[],
                             :results::text[], :errors::text[], :retryable::boolean[], :delaysMs::bigint[],
                             :snoozesMs::bigint[])
@@ -510,6 +585,7 @@ final class TaskSql {
                 ORDER BY o.id
                 FOR UPDATE OF locked
             ),
+            """ + batchPerQueue("outcome") + """
             changed AS (
                 UPDATE task t
                 SET state = CASE WHEN o.succeeded THEN 'succeeded'
@@ -526,15 +602,14 @@ final class TaskSql {
                     finished_at = CASE WHEN o.snoozing THEN NULL
                                        WHEN o.succeeded OR NOT o.retryable OR t.attempt >= t.max_attempts
                                        THEN now() END,
-                    worker_id = NULL, lease_id = NULL, lease_expires_at = NULL, timeout_at = NULL
-                FROM outcome o
+                    worker_id = NULL, lease_id = NULL, lease_expires_at = NULL, timeout_at = NULL,
+                    event_previous = t.event_batch, event_batch = b.first_id
+                FROM outcome o JOIN batches b ON b.queue = o.queue
                 WHERE t.id = o.id AND t.state = 'running' AND t.worker_id = o.worker_id
                   AND (o.lease_id IS NULL OR t.lease_id = o.lease_id) AND t.lease_expires_at > now()
                 RETURNING t.*, o.snoozing AS snoozed
             ),
-            events AS (
-                INSERT INTO task_event (task_id, concurrency_key, schedule, scheduled_for, queue, task_type, name, state, attempt, detail)
-                SELECT id, nullif(concurrency_key, ''), schedule, scheduled_for, queue, type, state, state, attempt,
+            """ + appendEvents("changed", "state", """
                        CASE state
                            WHEN 'succeeded' THEN jsonb_build_object('result', result)
                            WHEN 'failed' THEN jsonb_build_object('error', last_error)
@@ -545,10 +620,7 @@ final class TaskSql {
                                ELSE jsonb_build_object('runAt', to_char(run_at AT TIME ZONE 'UTC',
                                                                         'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
                                                        'error', last_error) END
-                       END
-                FROM changed
-                ORDER BY id
-            ),
+                       END""") + ",\n" + """
             notified AS (
                 SELECT pg_notify('tasklane_events', '') FROM (SELECT 1 FROM changed LIMIT 1) AS any_row
             )
@@ -575,19 +647,22 @@ final class TaskSql {
      * it. Touches no indexed column, so the update stays HOT.
      */
     static final String REPORT_PROGRESS = """
-            WITH changed AS (
-                UPDATE task
-                SET progress_percent = :percent, progress_message = :message
-                WHERE id = :id AND state = 'running' AND worker_id = :workerId
-                  AND (CAST(:leaseId AS uuid) IS NULL OR lease_id = :leaseId) AND lease_expires_at > now()
-                RETURNING *
+            WITH
+            """ + oneBatch("""
+                    SELECT 1 FROM task
+                    WHERE id = :id AND state = 'running' AND worker_id = :workerId
+                      AND (CAST(:leaseId AS uuid) IS NULL OR lease_id = :leaseId) AND lease_expires_at > now()""") + """
+            changed AS (
+                UPDATE task t
+                SET progress_percent = :percent, progress_message = :message,
+                    event_previous = t.event_batch, event_batch = batch.first_id
+                FROM batch
+                WHERE t.id = :id AND t.state = 'running' AND t.worker_id = :workerId
+                  AND (CAST(:leaseId AS uuid) IS NULL OR t.lease_id = :leaseId) AND t.lease_expires_at > now()
+                RETURNING t.*
             ),
-            events AS (
-                INSERT INTO task_event (task_id, concurrency_key, schedule, scheduled_for, queue, task_type, name, state, attempt, detail)
-                SELECT id, nullif(concurrency_key, ''), schedule, scheduled_for, queue, type, 'progress', state, attempt,
-                       jsonb_build_object('percent', progress_percent, 'message', progress_message)
-                FROM changed
-            ),
+            """ + appendEvents("changed", "'progress'",
+                "jsonb_build_object('percent', progress_percent, 'message', progress_message)") + ",\n" + """
             notified AS (
                 SELECT pg_notify('tasklane_events', '') FROM (SELECT 1 FROM changed LIMIT 1) AS any_row
             )
@@ -635,28 +710,23 @@ final class TaskSql {
      */
     static final String RELEASE_LEASES = """
             WITH held AS MATERIALIZED (
-                SELECT h.*
+                SELECT h.*, locked.queue
                 FROM unnest(:ids::bigint[], :leaseIds::uuid[]) AS h(id, lease_id)
                 JOIN task locked ON locked.id = h.id
                 ORDER BY h.id
                 FOR UPDATE OF locked
             ),
+            """ + batchPerQueue("held") + """
             changed AS (
                 UPDATE task t
                 SET state = 'queued', attempt = t.attempt - 1, worker_id = NULL, lease_id = NULL,
-                    lease_expires_at = NULL, timeout_at = NULL, run_at = now(), last_error = :error
-                FROM held h
+                    lease_expires_at = NULL, timeout_at = NULL, run_at = now(), last_error = :error,
+                    event_previous = t.event_batch, event_batch = b.first_id
+                FROM held h JOIN batches b ON b.queue = h.queue
                 WHERE t.id = h.id AND t.lease_id = h.lease_id AND t.state = 'running'
                 RETURNING t.*
             ),
-            events AS (
-                INSERT INTO task_event (task_id, concurrency_key, schedule, scheduled_for, queue, task_type, name, state, attempt, detail)
-                SELECT id, nullif(concurrency_key, ''), schedule, scheduled_for, queue, type, 'queued', 'queued', attempt,
-                       jsonb_build_object('runAt', to_char(run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
-                                          'error', last_error)
-                FROM changed
-                ORDER BY id
-            ),
+            """ + appendEvents("changed", "'queued'", QUEUED_DETAIL) + ",\n" + """
             notified AS (
                 SELECT pg_notify('tasklane_events', '') FROM (SELECT 1 FROM changed LIMIT 1) AS any_row
             )
@@ -670,21 +740,22 @@ final class TaskSql {
      * row, as an outcome does.
      */
     static final String RELEASE_HELD = """
-            WITH changed AS (
-                UPDATE task
-                SET state = 'queued', attempt = attempt - 1, worker_id = NULL, lease_id = NULL,
-                    lease_expires_at = NULL, timeout_at = NULL, run_at = now(), last_error = :error
-                WHERE id = :id AND state = 'running' AND worker_id = :workerId AND lease_id = :leaseId
-                  AND lease_expires_at > now()
-                RETURNING *
+            WITH
+            """ + oneBatch("""
+                    SELECT 1 FROM task
+                    WHERE id = :id AND state = 'running' AND worker_id = :workerId AND lease_id = :leaseId
+                      AND lease_expires_at > now()""") + """
+            changed AS (
+                UPDATE task t
+                SET state = 'queued', attempt = t.attempt - 1, worker_id = NULL, lease_id = NULL,
+                    lease_expires_at = NULL, timeout_at = NULL, run_at = now(), last_error = :error,
+                    event_previous = t.event_batch, event_batch = batch.first_id
+                FROM batch
+                WHERE t.id = :id AND t.state = 'running' AND t.worker_id = :workerId AND t.lease_id = :leaseId
+                  AND t.lease_expires_at > now()
+                RETURNING t.*
             ),
-            events AS (
-                INSERT INTO task_event (task_id, concurrency_key, schedule, scheduled_for, queue, task_type, name, state, attempt, detail)
-                SELECT id, nullif(concurrency_key, ''), schedule, scheduled_for, queue, type, 'queued', 'queued', attempt,
-                       jsonb_build_object('runAt', to_char(run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
-                                          'error', last_error)
-                FROM changed
-            ),
+            """ + appendEvents("changed", "'queued'", QUEUED_DETAIL) + ",\n" + """
             notified AS (
                 SELECT pg_notify('tasklane_events', '') FROM (SELECT 1 FROM changed LIMIT 1) AS any_row
             )
@@ -706,24 +777,19 @@ final class TaskSql {
                 ORDER BY id
                 FOR UPDATE
             ),
+            """ + oneBatch("SELECT 1 FROM claimed") + """
             changed AS (
                 UPDATE task t
                 SET state = 'queued', attempt = t.attempt - 1, worker_id = NULL, lease_id = NULL,
                     lease_expires_at = NULL, timeout_at = NULL, run_at = now(), last_error = :error,
                     started_at = CASE WHEN t.attempt = 1 AND t.snoozes = 0 AND t.last_error IS NULL
-                                      THEN NULL ELSE t.started_at END
-                FROM claimed
+                                      THEN NULL ELSE t.started_at END,
+                    event_previous = t.event_batch, event_batch = batch.first_id
+                FROM claimed CROSS JOIN batch
                 WHERE t.id = claimed.id AND t.state = 'running' AND t.lease_id = :leaseId
                 RETURNING t.*
             ),
-            events AS (
-                INSERT INTO task_event (task_id, concurrency_key, schedule, scheduled_for, queue, task_type, name, state, attempt, detail)
-                SELECT id, nullif(concurrency_key, ''), schedule, scheduled_for, queue, type, 'queued', 'queued', attempt,
-                       jsonb_build_object('runAt', to_char(run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
-                                          'error', last_error)
-                FROM changed
-                ORDER BY id
-            ),
+            """ + appendEvents("changed", "'queued'", QUEUED_DETAIL) + ",\n" + """
             notified AS (
                 SELECT pg_notify('tasklane_events', '') FROM (SELECT 1 FROM changed LIMIT 1) AS any_row
             )
@@ -738,12 +804,13 @@ final class TaskSql {
      */
     static final String RESCUE_EXPIRED = """
             WITH expired AS MATERIALIZED (
-                SELECT id FROM task
+                SELECT id, queue FROM task
                 WHERE state = 'running' AND lease_expires_at <= now()
                 ORDER BY lease_expires_at
                 LIMIT :limit
                 FOR UPDATE SKIP LOCKED
             ),
+            """ + batchPerQueue("expired") + """
             changed AS (
                 UPDATE task t
                 SET state = CASE WHEN t.attempt >= t.max_attempts THEN 'failed' ELSE 'queued' END,
@@ -751,23 +818,15 @@ final class TaskSql {
                     run_at = CASE WHEN t.attempt >= t.max_attempts THEN t.run_at ELSE now() END,
                     last_error = CASE WHEN t.timeout_at <= now() THEN 'timed out after ' || t.timeout_seconds || 's'
                                       ELSE 'lease expired' END,
-                    worker_id = NULL, lease_id = NULL, lease_expires_at = NULL, timeout_at = NULL
-                FROM expired
+                    worker_id = NULL, lease_id = NULL, lease_expires_at = NULL, timeout_at = NULL,
+                    event_previous = t.event_batch, event_batch = b.first_id
+                FROM expired JOIN batches b ON b.queue = expired.queue
                 WHERE t.id = expired.id
                 RETURNING t.*
             ),
-            events AS (
-                INSERT INTO task_event (task_id, concurrency_key, schedule, scheduled_for, queue, task_type, name, state, attempt, detail)
-                SELECT id, nullif(concurrency_key, ''), schedule, scheduled_for, queue, type, state, state, attempt,
-                       CASE state
-                           WHEN 'failed' THEN jsonb_build_object('error', last_error)
-                           ELSE jsonb_build_object('runAt', to_char(run_at AT TIME ZONE 'UTC',
-                                                                    'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
-                                                   'error', last_error)
-                       END
-                FROM changed
-                ORDER BY id
-            ),
+            """ + appendEvents("changed", "state",
+                "CASE state WHEN 'failed' THEN jsonb_build_object('error', last_error) ELSE " + QUEUED_DETAIL + " END")
+            + ",\n" + """
             notified AS (
                 SELECT pg_notify('tasklane_events', '') FROM (SELECT 1 FROM changed LIMIT 1) AS any_row
             )
@@ -791,26 +850,22 @@ final class TaskSql {
      */
     static final String RETRY_MANY = """
             WITH locked AS MATERIALIZED (
-                SELECT id FROM task
+                SELECT id, queue FROM task
                 WHERE id = ANY (:ids::bigint[]) AND state IN ('failed', 'cancelled')
                 ORDER BY id
                 FOR UPDATE
             ),
+            """ + batchPerQueue("locked") + """
             changed AS (
-                UPDATE task
+                UPDATE task t
                 SET state = 'queued', attempt = 0, snoozes = 0, run_at = now(), finished_at = NULL, started_at = NULL,
-                    result = NULL, last_error = NULL, progress_percent = NULL, progress_message = NULL
-                WHERE id = ANY (ARRAY(SELECT id FROM locked))
-                RETURNING *
+                    result = NULL, last_error = NULL, progress_percent = NULL, progress_message = NULL,
+                    event_previous = t.event_batch, event_batch = b.first_id
+                FROM batches b
+                WHERE t.id = ANY (ARRAY(SELECT id FROM locked)) AND b.queue = t.queue
+                RETURNING t.*
             ),
-            events AS (
-                INSERT INTO task_event (task_id, concurrency_key, schedule, scheduled_for, queue, task_type, name, state, attempt, detail)
-                SELECT id, nullif(concurrency_key, ''), schedule, scheduled_for, queue, type, 'queued', 'queued', attempt,
-                       jsonb_build_object('runAt', to_char(run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
-                                          'error', null)
-                FROM changed
-                ORDER BY id
-            ),
+            """ + appendEvents("changed", "'queued'", QUEUED_DETAIL) + ",\n" + """
             notified AS (
                 SELECT pg_notify('tasklane_events', '') FROM (SELECT 1 FROM changed LIMIT 1) AS any_row
             )
@@ -824,24 +879,22 @@ final class TaskSql {
      */
     static final String CANCEL_MANY = """
             WITH before AS MATERIALIZED (
-                SELECT id, worker_id, lease_id FROM task
+                SELECT id, queue, worker_id, lease_id FROM task
                 WHERE id = ANY (:ids::bigint[]) AND state IN ('queued', 'running')
                 ORDER BY id
                 FOR UPDATE
             ),
+            """ + batchPerQueue("before") + """
             changed AS (
-                UPDATE task
+                UPDATE task t
                 SET state = 'cancelled', finished_at = now(), worker_id = NULL, lease_id = NULL,
-                    lease_expires_at = NULL, timeout_at = NULL
-                WHERE id = ANY (ARRAY(SELECT id FROM before))
-                RETURNING *
+                    lease_expires_at = NULL, timeout_at = NULL,
+                    event_previous = t.event_batch, event_batch = b.first_id
+                FROM batches b
+                WHERE t.id = ANY (ARRAY(SELECT id FROM before)) AND b.queue = t.queue
+                RETURNING t.*
             ),
-            events AS (
-                INSERT INTO task_event (task_id, concurrency_key, schedule, scheduled_for, queue, task_type, name, state, attempt, detail)
-                SELECT id, nullif(concurrency_key, ''), schedule, scheduled_for, queue, type, 'cancelled', 'cancelled', attempt, '{}'::jsonb
-                FROM changed
-                ORDER BY id
-            ),
+            """ + appendEvents("changed", "'cancelled'", "'{}'::jsonb") + ",\n" + """
             notified AS (
                 SELECT pg_notify('tasklane_events', '') FROM (SELECT 1 FROM changed LIMIT 1) AS any_row
             )

@@ -672,18 +672,42 @@ public class TaskStore {
                 .flatMapIterable(rescued -> rescued);
     }
 
-    /** Deletes up to {@code limit} terminal tasks finished before {@code before}, with their events; emits how many. */
+    /** Deletes up to {@code limit} terminal tasks finished before {@code before}; emits how many. */
     public Mono<Long> pruneFinished(Instant before, int limit) {
         return db.sql(TaskSql.PRUNE_FINISHED).bind("before", before).bind("limit", limit)
                 .map(row -> Objects.requireNonNull(row.get("pruned", Long.class)))
                 .one();
     }
 
-    /** Deletes the events of up to {@code limit} deleted tasks that finished before {@code before}; emits how many. */
+    /** Deletes the tombstones of up to {@code limit} deleted tasks that finished before {@code before}; emits how many. */
     public Mono<Long> pruneTombstones(Instant before, int limit) {
         return db.sql(TaskSql.PRUNE_TOMBSTONES).bind("before", before).bind("limit", limit)
                 .map(row -> Objects.requireNonNull(row.get("pruned", Long.class)))
                 .one();
+    }
+
+    /**
+     * One round of event retention over the {@code limit} batches after {@code after}; see
+     * {@link TaskSql#PRUNE_EVENTS}.
+     */
+    public Mono<EventPruning> pruneEvents(Instant before, long after, int limit) {
+        return db.sql(TaskSql.PRUNE_EVENTS).bind("before", before).bind("after", after).bind("limit", limit)
+                .map(row -> {
+                    Long lastOld = row.get("last_old", Long.class);
+                    return new EventPruning(Objects.requireNonNull(row.get("pruned", Long.class)),
+                            Objects.requireNonNull(row.get("old", Long.class)), lastOld == null ? after : lastOld);
+                })
+                .one();
+    }
+
+    /**
+     * What a round of event retention did.
+     *
+     * @param pruned how many batches it deleted
+     * @param old how many of the batches it looked at were old enough to delete
+     * @param lastOld the id of the last of those, where the next round starts
+     */
+    public record EventPruning(long pruned, long old, long lastOld) {
     }
 
     /** Cancels a queued or running task. */

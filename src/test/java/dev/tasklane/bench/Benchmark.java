@@ -342,14 +342,15 @@ public final class Benchmark {
             long low = deliveries.stream().mapToLong(Delivery::eventId).min().orElseThrow();
             long high = deliveries.stream().mapToLong(Delivery::eventId).max().orElseThrow();
             try (PreparedStatement read = connection.prepareStatement("""
-                    SELECT id, (extract(epoch FROM committed) * 1000000)::bigint,
-                           (extract(epoch FROM max(committed) OVER (ORDER BY id)) * 1000000)::bigint
-                    FROM (SELECT id, pg_xact_commit_timestamp(xmin) AS committed FROM task_event
-                          WHERE id BETWEEN ? AND ?) e
-                    ORDER BY id""")) {
+                    SELECT e.id, (extract(epoch FROM committed) * 1000000)::bigint,
+                           (extract(epoch FROM max(committed) OVER (ORDER BY first_id)) * 1000000)::bigint
+                    FROM (SELECT first_id, cardinality(task_ids) AS events, pg_xact_commit_timestamp(xmin) AS committed
+                          FROM task_event_batch WHERE first_id BETWEEN ? AND ?) b
+                    CROSS JOIN LATERAL generate_series(b.first_id, b.first_id + b.events - 1) AS e(id)
+                    ORDER BY e.id""")) {
                 // From well below the first delivered id, so that the running maximum holds
                 // every transaction that could still have been open when that one committed.
-                read.setLong(1, Math.max(0, low - 100_000));
+                read.setLong(1, Math.max(0, low - 100_000 * 4096L));
                 read.setLong(2, high);
                 try (ResultSet rows = read.executeQuery()) {
                     while (rows.next()) {
@@ -585,7 +586,7 @@ public final class Benchmark {
      */
     private static void standInForAutovacuum() {
         step("vacuum");
-        Sql.update("VACUUM ANALYZE task, task_event");
+        Sql.update("VACUUM ANALYZE task, task_event_batch");
     }
 
     private static void step(String what) {

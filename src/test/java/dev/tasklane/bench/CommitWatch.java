@@ -46,7 +46,9 @@ final class CommitWatch implements AutoCloseable {
 
     private void watch() {
         try (Connection connection = TestDatabase.get().connect();
-             PreparedStatement maxId = connection.prepareStatement("SELECT coalesce(max(id), 0) FROM task_event")) {
+             PreparedStatement maxId = connection.prepareStatement(
+                     "SELECT coalesce((SELECT first_id + cardinality(task_ids) - 1 FROM task_event_batch"
+                             + " ORDER BY first_id DESC LIMIT 1), 0)")) {
             long last = -1;
             while (running) {
                 long started = System.nanoTime();

@@ -29,9 +29,9 @@ final class DatabaseBootstrapIntegrationTests {
             try (Connection connection = DriverManager.getConnection(urls.jdbcUrl(), server.user(), server.password());
                  Statement statement = connection.createStatement();
                  ResultSet tables = statement.executeQuery("SELECT string_agg(tablename, ',' ORDER BY tablename)"
-                         + " FROM pg_tables WHERE tablename IN ('task', 'task_event', 'queue', 'worker')")) {
+                         + " FROM pg_tables WHERE tablename IN ('task', 'task_event_batch', 'queue', 'worker')")) {
                 tables.next();
-                assertThat(tables.getString(1)).isEqualTo("queue,task,task_event,worker");
+                assertThat(tables.getString(1)).isEqualTo("queue,task,task_event_batch,worker");
             }
         } finally {
             try (Connection admin = DriverManager.getConnection(urls.jdbcUrl(server.database()), server.user(),

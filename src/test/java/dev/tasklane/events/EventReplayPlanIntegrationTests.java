@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 
 import dev.tasklane.queue.JdbcStatement;
+import dev.tasklane.testsupport.EventRows;
 import dev.tasklane.testsupport.Sql;
 import dev.tasklane.testsupport.TaskFixtures;
 import dev.tasklane.testsupport.TestDatabase;
@@ -25,22 +26,21 @@ final class EventReplayPlanIntegrationTests {
     void aQueuesReplayReadsOnlyThatQueuesEvents() throws Exception {
         String mine = TaskFixtures.uniqueQueue("replay-mine");
         String others = TaskFixtures.uniqueQueue("replay-others");
-        insertEvents(others, 20_000);
-        insertEvents(mine, 10);
-        Sql.update("ANALYZE task_event");
+        EventRows.appendOrphans(others, 20_000, 1, "queued", "'{}'::jsonb");
+        EventRows.appendOrphans(mine, 10, 1, "queued", "'{}'::jsonb");
+        Sql.update("ANALYZE task_event_batch");
         List<String> plan = explain(EventSql.RANGE_OF_QUEUE, Map.of("queue", mine, "after", 0L, "upTo", Long.MAX_VALUE,
                 "names", new String[0], "limit", 500, "maxBytes", 256 * 1024));
         String text = String.join("\n", plan);
-        assertThat(text).contains("task_event_queue_idx").doesNotContain("Seq Scan");
-        assertThat(text).containsPattern("Index Scan using task_event_queue_idx on task_event e \\(actual time=[0-9.]+ rows=10 loops=1");
+        assertThat(text).contains("task_event_batch_queue_idx").doesNotContain("Seq Scan");
+        assertThat(text).containsPattern(
+                "Index Scan using task_event_batch_queue_idx on task_event_batch b \\(actual time=[0-9.]+ rows=10 loops=1");
     }
 
     @Test
     void aPageEndsAtItsByteBudgetButHoldsAtLeastOneEvent() throws Exception {
         String queue = TaskFixtures.uniqueQueue("replay-bytes");
-        Sql.update("INSERT INTO task_event (task_id, queue, task_type, name, state, attempt, detail)"
-                + " SELECT 0, ?, 't', 'succeeded', 'succeeded', 1, jsonb_build_object('result', repeat('x', 100000))"
-                + " FROM generate_series(1, 5)", queue);
+        EventRows.appendOrphans(queue, 5, 5, "succeeded", "jsonb_build_object('result', repeat('x', 100000))");
         try (Connection connection = TestDatabase.get().connect();
              PreparedStatement page = JdbcStatement.of(EventSql.RANGE_OF_QUEUE).prepare(connection, Map.of("queue", queue,
                      "after", 0L, "upTo", Long.MAX_VALUE, "names", new String[0], "limit", 500, "maxBytes", 250_000));
@@ -61,12 +61,6 @@ final class EventReplayPlanIntegrationTests {
             assertThat(rows.next()).isTrue();
             assertThat(rows.next()).isFalse();
         }
-    }
-
-    /** Events of tasks that do not exist: negative ids, which no task of a later test can take. */
-    private static void insertEvents(String queue, int count) {
-        Sql.update("INSERT INTO task_event (task_id, queue, task_type, name, state, attempt, detail)"
-                + " SELECT -g, ?, 't', 'queued', 'queued', 0, '{}' FROM generate_series(1, ?) g", queue, count);
     }
 
     private static List<String> explain(String statement, Map<String, ?> values) throws Exception {

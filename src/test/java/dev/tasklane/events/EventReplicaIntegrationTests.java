@@ -25,6 +25,7 @@ import dev.tasklane.testsupport.IntegrationTest;
 import dev.tasklane.testsupport.Replicas;
 import dev.tasklane.testsupport.SseClient;
 import dev.tasklane.testsupport.SseSockets;
+import dev.tasklane.testsupport.EventRows;
 import dev.tasklane.testsupport.Sql;
 import dev.tasklane.testsupport.TaskFixtures;
 import dev.tasklane.testsupport.Tasks;
@@ -53,7 +54,7 @@ final class EventReplicaIntegrationTests {
         // hole, so a replica started now cannot establish its reader's horizon until it commits.
         try (Connection hole = TestDatabase.get().connect()) {
             hole.setAutoCommit(false);
-            hole.createStatement().execute("SELECT pg_current_xact_id(), nextval('task_event_id_seq')");
+            hole.createStatement().execute("SELECT pg_current_xact_id(), nextval('task_event_batch_seq')");
             try (ConfigurableApplicationContext replica = Replicas.start("", Map.of())) {
                 SseClient sse = new SseClient(Replicas.port(replica));
                 List<SseClient.Event> all = new CopyOnWriteArrayList<>();
@@ -113,14 +114,7 @@ final class EventReplicaIntegrationTests {
                 long elsewhere = onA.enqueue(queue + "-elsewhere", "{\"type\": \"external\"}").get("id").longValue();
                 try (Connection older = TestDatabase.get().connect()) {
                     older.setAutoCommit(false);
-                    try (PreparedStatement statement = older.prepareStatement("""
-                            WITH t AS (UPDATE task SET progress_percent = 1 WHERE id = ? RETURNING *)
-                            INSERT INTO task_event (task_id, queue, task_type, name, state, attempt, detail)
-                            SELECT id, queue, type, 'progress', state, attempt, '{"percent": 1, "message": null}'
-                            FROM t""")) {
-                        statement.setLong(1, elsewhere);
-                        statement.executeUpdate();
-                    }
+                    EventRows.appendProgress(older, elsewhere);
                     onA.enqueue(queue, "{\"type\": \"noop\"}");
                     await().atMost(Duration.ofSeconds(10)).until(() -> Sql.column(
                             "SELECT count(*) FROM task WHERE queue = ? AND state = 'succeeded'", queue).get(0).equals("4"));
@@ -289,10 +283,14 @@ final class EventReplicaIntegrationTests {
     /** A task's queued event, written as the service writes it: the task row first. */
     private static void insertQueuedEvents(String queue) {
         Sql.update("""
-                WITH t AS (UPDATE task SET priority = priority WHERE queue = ? AND id NOT IN
-                           (SELECT task_id FROM task_event) RETURNING *)
-                INSERT INTO task_event (task_id, queue, task_type, name, state, attempt, detail)
-                SELECT id, queue, type, 'queued', state, attempt, '{"runAt": null, "error": null}' FROM t""", queue);
+                WITH xact AS MATERIALIZED (SELECT pg_current_xact_id() AS xid),
+                batch AS MATERIALIZED (SELECT nextval('task_event_batch_seq') AS first_id FROM xact),
+                t AS (UPDATE task t SET event_previous = t.event_batch, event_batch = batch.first_id
+                      FROM batch WHERE t.queue = ? AND t.event_batch IS NULL RETURNING t.*)
+                INSERT INTO task_event_batch (first_id, queue, task_ids, names, attempts, task_types, details, previous)
+                SELECT event_batch, queue, array_agg(id), array_agg(text 'queued'), array_agg(attempt), array_agg(type),
+                       array_agg('{"runAt": null, "error": null}'::jsonb), array_agg(event_previous)
+                FROM t GROUP BY event_batch, queue""", queue);
     }
 
     /** Reads event ids off a raw stream until {@code last} arrived. */

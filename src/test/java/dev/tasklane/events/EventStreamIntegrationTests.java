@@ -12,6 +12,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 import dev.tasklane.queue.TaskStore;
+import dev.tasklane.testsupport.EventRows;
 import dev.tasklane.testsupport.Sql;
 import dev.tasklane.testsupport.SseClient;
 import dev.tasklane.testsupport.SseSockets;
@@ -281,7 +282,9 @@ final class EventStreamIntegrationTests extends WorkerIntegrationTest {
         long kept = tasks.enqueue(queue, "{\"type\": \"noop\"}").get("id").longValue();
         long cursor = Long.parseLong(Sql.column("SELECT min(id) - 1 FROM task_event WHERE task_id = ?", pruned).get(0));
         Sql.update("UPDATE task SET state = 'cancelled', finished_at = now() - interval '2 days' WHERE id = ?", pruned);
+        EventRows.age(pruned, 2);
         store.pruneFinished(Instant.now().minus(Duration.ofDays(1)), 500).block(PATIENT);
+        store.pruneEvents(Instant.now().minus(Duration.ofDays(1)), cursor, 1).block(PATIENT);
         long prunedThrough = Long.parseLong(Sql.column("SELECT pruned_through FROM event_retention").get(0));
 
         List<SseClient.Event> events = SseClient.take(
@@ -329,19 +332,9 @@ final class EventStreamIntegrationTests extends WorkerIntegrationTest {
         return JSON.readTree(event.data());
     }
 
-    /** What a task transition does in one statement: lock the task row, then append its event. */
+    /** What a task transition does in one statement (see {@link EventRows}). */
     private static long appendProgress(Connection connection, long taskId) throws Exception {
-        try (PreparedStatement statement = connection.prepareStatement("""
-                WITH changed AS (UPDATE task SET progress_percent = 1 WHERE id = ? RETURNING *)
-                INSERT INTO task_event (task_id, queue, task_type, name, state, attempt, detail)
-                SELECT id, queue, type, 'progress', state, attempt, '{"percent": 1, "message": null}' FROM changed
-                RETURNING id""")) {
-            statement.setLong(1, taskId);
-            try (ResultSet rows = statement.executeQuery()) {
-                rows.next();
-                return rows.getLong(1);
-            }
-        }
+        return EventRows.appendProgress(connection, taskId);
     }
 
     /** Waits for the stream's headers: from then on every event is in it. */

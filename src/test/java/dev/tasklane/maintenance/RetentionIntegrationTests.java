@@ -1,19 +1,23 @@
 package dev.tasklane.maintenance;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 
 import dev.tasklane.config.TasklaneProperties;
 import dev.tasklane.queue.QueueStore;
 import dev.tasklane.queue.TaskStore;
+import dev.tasklane.queue.TaskStore.EventPruning;
 import dev.tasklane.schedule.ScheduleStore;
+import dev.tasklane.testsupport.EventRows;
 import dev.tasklane.testsupport.IntegrationTest;
 import dev.tasklane.testsupport.Sql;
 import dev.tasklane.testsupport.TaskFixtures;
 import dev.tasklane.testsupport.Tasks;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
+import reactor.core.publisher.Mono;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -48,7 +52,12 @@ final class RetentionIntegrationTests extends IntegrationTest {
         long newestOldEvent = Long.parseLong(Sql.column("SELECT max(id) FROM task_event WHERE task_id IN (?, ?, ?)",
                 ids.get("oldSucceeded"), ids.get("oldFailed"), ids.get("oldCancelled")).get(0));
 
+        for (long id : ids.values()) {
+            EventRows.age(id, 10);
+        }
+
         long pruned = new Retention(store, queues, schedules, properties).pruneAll().block(Duration.ofSeconds(30));
+        pruneEventsOf(queue);
 
         assertThat(pruned).isGreaterThanOrEqualTo(3);
         assertThat(Sql.column("SELECT id FROM task WHERE queue = ? ORDER BY id", queue)).containsExactly(
@@ -68,18 +77,60 @@ final class RetentionIntegrationTests extends IntegrationTest {
         String queue = TaskFixtures.uniqueQueue("retention-backlog");
         int count = Retention.BATCH * 2 + 7;
         Sql.update("""
-                WITH t AS (
-                    INSERT INTO task (queue, type, state, finished_at)
-                    SELECT ?, 'noop', 'succeeded', now() - interval '10 days' FROM generate_series(1, ?)
-                    RETURNING *)
-                INSERT INTO task_event (task_id, queue, task_type, name, state, attempt)
-                SELECT id, queue, type, 'succeeded', state, 1 FROM t""", queue, count);
+                INSERT INTO task (queue, type, state, finished_at)
+                SELECT ?, 'noop', 'succeeded', now() - interval '10 days' FROM generate_series(1, ?)""", queue, count);
+        EventRows.appendOrphans(queue, count, 1, "succeeded", "'{}'::jsonb");
+        Sql.update("UPDATE task_event_batch SET at = now() - interval '10 days' WHERE queue = ?", queue);
 
         long pruned = new Retention(store, queues, schedules, properties).pruneAll().block(Duration.ofSeconds(60));
+        pruneEventsOf(queue);
 
         assertThat(pruned).isGreaterThanOrEqualTo(count);
         assertThat(Sql.column("SELECT count(*) FROM task WHERE queue = ?", queue)).containsExactly("0");
-        assertThat(Sql.column("SELECT count(*) FROM task_event WHERE queue = ?", queue)).containsExactly("0");
+        assertThat(Sql.column("SELECT count(*) FROM task_event_batch WHERE queue = ?", queue)).containsExactly("0");
+    }
+
+    @Test
+    void anEventBatchStaysWhileAnyOfItsTasksWaitsRunsOrFinishedRecentlyAndGoesWithTheLastOfThem() {
+        String queue = TaskFixtures.uniqueQueue("retention-batch");
+        String body = "{\"tasks\": [{\"type\": \"noop\"}, {\"type\": \"noop\"}, {\"type\": \"noop\"}]}";
+        List<Long> ids = new Tasks(api()).enqueueBatch(queue, body);
+        long batch = Long.parseLong(Sql.column("SELECT event_batch FROM task WHERE id = ?", ids.get(0)).get(0));
+        assertThat(Sql.column("SELECT DISTINCT event_batch FROM task WHERE queue = ?", queue)).containsExactly(Long.toString(batch));
+        Sql.update("UPDATE task_event_batch SET at = now() - interval '10 days' WHERE first_id = ?", batch);
+        Instant before = Instant.now().minus(properties.retention());
+        finish(ids.get(0), "succeeded", "10 days");
+        finish(ids.get(1), "succeeded", "1 day"); // within retention: keeps the batch
+        // ids.get(2) still waits: keeps the batch
+
+        assertThat(store.pruneEvents(before, batch - 1, 1).block(Duration.ofSeconds(10)).pruned()).isZero();
+        finish(ids.get(1), "succeeded", "10 days");
+        assertThat(store.pruneEvents(before, batch - 1, 1).block(Duration.ofSeconds(10)).pruned()).isZero();
+        Sql.update("DELETE FROM task WHERE id = ?", ids.get(2)); // deleted: it needs its events no more
+
+        EventPruning round = store.pruneEvents(before, batch - 1, 1).block(Duration.ofSeconds(10));
+
+        assertThat(round.pruned()).isEqualTo(1);
+        assertThat(round.lastOld()).isEqualTo(batch);
+        assertThat(Sql.column("SELECT count(*) FROM task_event_batch WHERE first_id = ?", batch)).containsExactly("0");
+        assertThat(Long.parseLong(Sql.column("SELECT pruned_through FROM event_retention").get(0)))
+                .isGreaterThanOrEqualTo(batch + 2);
+    }
+
+    @Test
+    void eventRetentionStopsAtTheFirstBatchWrittenWithinRetention() {
+        String queue = TaskFixtures.uniqueQueue("retention-young");
+        EventRows.appendOrphans(queue, 3, 1, "succeeded", "'{}'::jsonb");
+        List<String> batches = Sql.column("SELECT first_id FROM task_event_batch WHERE queue = ? ORDER BY 1", queue);
+        Sql.update("UPDATE task_event_batch SET at = now() - interval '10 days' WHERE first_id IN (?, ?)",
+                Long.parseLong(batches.get(0)), Long.parseLong(batches.get(2)));
+        Instant before = Instant.now().minus(properties.retention());
+
+        EventPruning round = store.pruneEvents(before, Long.parseLong(batches.get(0)) - 1, 3).block(Duration.ofSeconds(10));
+
+        assertThat(round.old()).isEqualTo(2);
+        assertThat(round.pruned()).isEqualTo(2);
+        assertThat(Sql.column("SELECT first_id FROM task_event_batch WHERE queue = ?", queue)).containsExactly(batches.get(1));
     }
 
     @Test
@@ -93,9 +144,11 @@ final class RetentionIntegrationTests extends IntegrationTest {
             api().delete().uri("/api/v1/tasks/" + id).exchange().expectStatus().isNoContent().expectBody();
         }
         Sql.update("UPDATE task_tombstone SET finished_at = now() - interval '8 days' WHERE task_id = ?", old);
+        EventRows.age(old, 8);
         long oldestEvent = Long.parseLong(Sql.column("SELECT max(id) FROM task_event WHERE task_id = ?", old).get(0));
 
         new Retention(store, queues, schedules, properties).pruneAll().block(Duration.ofSeconds(30));
+        pruneEventsOf(queue);
 
         assertThat(Sql.column("SELECT DISTINCT task_id::text FROM task_event WHERE queue = ?", queue))
                 .containsExactly(Long.toString(recent));
@@ -137,6 +190,20 @@ final class RetentionIntegrationTests extends IntegrationTest {
         assertThat(Sql.column("SELECT (fire_at > now() - interval '2 days')::text FROM schedule_fire WHERE schedule = ?",
                 schedule)).containsExactly("true");
         Sql.update("DELETE FROM schedule WHERE name = ?", schedule);
+    }
+
+    /**
+     * Event retention over the queue's batches: the shared test database holds younger batches of
+     * other tests before them, where the service's own rounds stop (batches are written in id order).
+     */
+    private void pruneEventsOf(String queue) {
+        long first = Long.parseLong(Sql.column("SELECT coalesce(min(first_id), 0) FROM task_event_batch WHERE queue = ?",
+                queue).get(0));
+        Instant before = Instant.now().minus(properties.retention());
+        store.pruneEvents(before, first - 1, Retention.BATCH)
+                .expand(round -> round.old() < Retention.BATCH ? Mono.empty()
+                        : store.pruneEvents(before, round.lastOld(), Retention.BATCH))
+                .blockLast(Duration.ofSeconds(30));
     }
 
     private static void finish(long id, String state, String ago) {

@@ -70,7 +70,7 @@ final class BatchPlanIntegrationTests {
         values.put("retryable", "array_fill(true, ARRAY[" + BATCH + "])");
         values.put("delaysMs", "array_fill(0::bigint, ARRAY[" + BATCH + "])");
         values.put("snoozesMs", "array_fill(NULL::bigint, ARRAY[" + BATCH + "])");
-        assertLinear(TaskSql.COMPLETE_MANY, values, "Update on task");
+        assertLinear(TaskSql.COMPLETE_MANY, values, "Update on task", 1);
     }
 
     @Test
@@ -82,7 +82,7 @@ final class BatchPlanIntegrationTests {
                 + " ORDER BY id", queue), "uuid"));
         values.put("leaseMs", "30000");
         values.put("workerId", "'w-0'");
-        assertLinear(TaskSql.RENEW_LEASES, values, "Update on task");
+        assertLinear(TaskSql.RENEW_LEASES, values, "Update on task", 0);
     }
 
     @Test
@@ -91,14 +91,16 @@ final class BatchPlanIntegrationTests {
         values.put("ids", array(ids, "bigint"));
         values.put("leaseIds", array(leaseIds, "uuid"));
         values.put("error", "'released: a test'");
-        assertLinear(TaskSql.RELEASE_LEASES, values, "Update on task");
+        assertLinear(TaskSql.RELEASE_LEASES, values, "Update on task", 1);
     }
 
     /**
      * Runs the statement as a prepared statement under its generic plan, in a transaction that is
-     * rolled back, and checks that it changed the whole batch touching a bounded number of rows per task.
+     * rolled back, and checks that it changed the whole batch touching a bounded number of rows per
+     * task, and appended the events of the tasks it changed as {@code eventRows} rows (one per
+     * queue, or none).
      */
-    private static void assertLinear(String statement, Map<String, String> values, String changingNode)
+    private void assertLinear(String statement, Map<String, String> values, String changingNode, int eventRows)
             throws SQLException {
         JdbcStatement numbered = JdbcStatement.numbered(statement);
         String arguments = numbered.names().stream().map(name -> {
@@ -115,6 +117,13 @@ final class BatchPlanIntegrationTests {
                     while (rows.next()) {
                         plan.add(rows.getString(1));
                     }
+                }
+                try (ResultSet rows = sql.executeQuery("SELECT count(*), coalesce(sum(cardinality(task_ids)), 0),"
+                        + " (SELECT count(*) FROM task WHERE queue = '" + queue + "' AND event_batch IS NOT NULL)"
+                        + " FROM task_event_batch WHERE queue = '" + queue + "'")) {
+                    rows.next();
+                    assertThat(rows.getLong(1)).as("event rows").isEqualTo(eventRows);
+                    assertThat(rows.getLong(2)).as("events, one per task changed").isEqualTo(rows.getLong(3));
                 }
             } finally {
                 connection.rollback();

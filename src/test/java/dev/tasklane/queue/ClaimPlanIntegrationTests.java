@@ -51,9 +51,10 @@ final class ClaimPlanIntegrationTests {
         insert(mixed, "other", 50_000, "now() - (g % 1000) * interval '1 second'");
         Sql.update("ANALYZE task");
         Sql.update("CREATE SCHEMA " + oneType);
-        for (String table : List.of("task", "task_event", "queue", "queue_claim_start")) {
+        for (String table : List.of("task", "task_event_batch", "queue", "queue_claim_start")) {
             Sql.update("CREATE TABLE " + oneType + "." + table + " (LIKE public." + table + " INCLUDING ALL)");
         }
+        Sql.update("CREATE SEQUENCE " + oneType + ".task_event_batch_seq INCREMENT BY 4096");
         Sql.update("INSERT INTO " + oneType + ".task (queue, type, priority, run_at) SELECT q, 'noop', (g % 7) - 3,"
                 + " CASE q WHEN 'later' THEN now() + (g % 1000) * interval '1 second'"
                 + " ELSE now() - (g % 1000) * interval '1 second' END"
@@ -143,9 +144,10 @@ final class ClaimPlanIntegrationTests {
         String stale = "plan_stale_" + UUID.randomUUID().toString().substring(0, 8);
         Sql.update("CREATE SCHEMA " + stale);
         try {
-            for (String table : List.of("task", "task_event", "queue", "queue_claim_start")) {
+            for (String table : List.of("task", "task_event_batch", "queue", "queue_claim_start")) {
                 Sql.update("CREATE TABLE " + stale + "." + table + " (LIKE public." + table + " INCLUDING ALL)");
             }
+            Sql.update("CREATE SEQUENCE " + stale + ".task_event_batch_seq INCREMENT BY 4096");
             Sql.update("INSERT INTO " + stale + ".task (queue, type, state, finished_at) SELECT 'old', 'noop',"
                     + " 'succeeded', now() FROM generate_series(1, 100000) g");
             Sql.update("ANALYZE " + stale + ".task");

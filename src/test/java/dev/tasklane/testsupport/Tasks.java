@@ -21,6 +21,16 @@ public record Tasks(WebTestClient api) {
                 .expectBody(JsonNode.class).returnResult().getResponseBody();
     }
 
+    /** Enqueues a batch ({@code {"tasks": [...]}}); returns the tasks' ids in request order. */
+    public List<Long> enqueueBatch(String queue, String json) {
+        JsonNode answer = api.post().uri("/api/v1/queues/" + queue + "/tasks/batch").contentType(MediaType.APPLICATION_JSON)
+                .bodyValue(json).exchange().expectStatus().isCreated()
+                .expectBody(JsonNode.class).returnResult().getResponseBody();
+        List<Long> ids = new ArrayList<>();
+        answer.get("tasks").forEach(task -> ids.add(task.get("id").longValue()));
+        return ids;
+    }
+
     public JsonNode get(long id) {
         return api.get().uri("/api/v1/tasks/" + id).exchange().expectStatus().isOk()
                 .expectBody(JsonNode.class).returnResult().getResponseBody();
