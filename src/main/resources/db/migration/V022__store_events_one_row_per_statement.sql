@@ -43,6 +43,8 @@ CREATE TABLE task_event_batch (
     first_id          bigint      PRIMARY KEY,
     queue             text        NOT NULL,
     at                timestamptz NOT NULL DEFAULT now(),
+    -- how many events: the readers count pages by it without reading the arrays
+    size              integer     NOT NULL,
     task_ids          bigint[]    NOT NULL,
     names             text[]      NOT NULL,
     attempts          integer[]   NOT NULL,
@@ -53,7 +55,7 @@ CREATE TABLE task_event_batch (
     scheduled_fors    timestamptz[],
     details           jsonb[]     NOT NULL,
     previous          bigint[]    NOT NULL,
-    CHECK (cardinality(task_ids) BETWEEN 1 AND 4096)
+    CHECK (size BETWEEN 1 AND 4096 AND cardinality(task_ids) = size)
 ) WITH (
     autovacuum_vacuum_scale_factor = 0.02,
     autovacuum_vacuum_insert_scale_factor = 0.05,
@@ -63,9 +65,9 @@ CREATE TABLE task_event_batch (
 -- One queue's stream replays from here.
 CREATE INDEX task_event_batch_queue_idx ON task_event_batch (queue, first_id);
 
-INSERT INTO task_event_batch (first_id, queue, at, task_ids, names, attempts, task_types, concurrency_keys,
+INSERT INTO task_event_batch (first_id, queue, at, size, task_ids, names, attempts, task_types, concurrency_keys,
                               schedules, scheduled_fors, details, previous)
-SELECT id, queue, at, ARRAY[task_id], ARRAY[name], ARRAY[attempt], ARRAY[task_type],
+SELECT id, queue, at, 1, ARRAY[task_id], ARRAY[name], ARRAY[attempt], ARRAY[task_type],
        CASE WHEN concurrency_key IS NOT NULL THEN ARRAY[concurrency_key] END,
        CASE WHEN schedule IS NOT NULL THEN ARRAY[schedule] END,
        CASE WHEN scheduled_for IS NOT NULL THEN ARRAY[scheduled_for] END,
@@ -127,9 +129,9 @@ BEGIN
         RETURNING t.*
     ),
     events AS (
-        INSERT INTO task_event_batch (first_id, queue, task_ids, names, attempts, task_types, concurrency_keys,
+        INSERT INTO task_event_batch (first_id, queue, size, task_ids, names, attempts, task_types, concurrency_keys,
                                       schedules, scheduled_fors, details, previous)
-        SELECT c.event_batch, c.queue, array_agg(c.id ORDER BY c.id), array_agg(text 'running' ORDER BY c.id),
+        SELECT c.event_batch, c.queue, count(*), array_agg(c.id ORDER BY c.id), array_agg(text 'running' ORDER BY c.id),
                array_agg(c.attempt ORDER BY c.id), array_agg(c.type ORDER BY c.id),
                CASE WHEN count(nullif(c.concurrency_key, '')) > 0
                     THEN array_agg(nullif(c.concurrency_key, '') ORDER BY c.id) END,

@@ -63,9 +63,9 @@ final class TaskSql {
     private static String appendEvents(String source, String name, String detail) {
         return """
                 events AS (
-                    INSERT INTO task_event_batch (first_id, queue, task_ids, names, attempts, task_types,
+                    INSERT INTO task_event_batch (first_id, queue, size, task_ids, names, attempts, task_types,
                                                   concurrency_keys, schedules, scheduled_fors, details, previous)
-                    SELECT event_batch, queue, array_agg(id), array_agg(CAST(%2$s AS text)), array_agg(attempt), array_agg(type),
+                    SELECT event_batch, queue, count(*), array_agg(id), array_agg(CAST(%2$s AS text)), array_agg(attempt), array_agg(type),
                            CASE WHEN count(nullif(concurrency_key, '')) > 0 THEN array_agg(nullif(concurrency_key, '')) END,
                            CASE WHEN count(schedule) > 0 THEN array_agg(schedule) END,
                            CASE WHEN count(scheduled_for) > 0 THEN array_agg(scheduled_for) END,
@@ -287,7 +287,7 @@ final class TaskSql {
             ),
             deleted AS (
                 DELETE FROM task_event_batch b USING doomed d WHERE b.first_id = d.first_id
-                RETURNING b.first_id + cardinality(b.task_ids) - 1 AS last_id
+                RETURNING b.first_id + b.size - 1 AS last_id
             ),
             marked AS (
                 UPDATE event_retention SET pruned_through = greatest(pruned_through, (SELECT max(last_id) FROM deleted))

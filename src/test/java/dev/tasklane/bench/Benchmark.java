@@ -344,7 +344,7 @@ public final class Benchmark {
             try (PreparedStatement read = connection.prepareStatement("""
                     SELECT e.id, (extract(epoch FROM committed) * 1000000)::bigint,
                            (extract(epoch FROM max(committed) OVER (ORDER BY first_id)) * 1000000)::bigint
-                    FROM (SELECT first_id, cardinality(task_ids) AS events, pg_xact_commit_timestamp(xmin) AS committed
+                    FROM (SELECT first_id, size AS events, pg_xact_commit_timestamp(xmin) AS committed
                           FROM task_event_batch WHERE first_id BETWEEN ? AND ?) b
                     CROSS JOIN LATERAL generate_series(b.first_id, b.first_id + b.events - 1) AS e(id)
                     ORDER BY e.id""")) {

@@ -47,7 +47,7 @@ final class CommitWatch implements AutoCloseable {
     private void watch() {
         try (Connection connection = TestDatabase.get().connect();
              PreparedStatement maxId = connection.prepareStatement(
-                     "SELECT coalesce((SELECT first_id + cardinality(task_ids) - 1 FROM task_event_batch"
+                     "SELECT coalesce((SELECT first_id + size - 1 FROM task_event_batch"
                              + " ORDER BY first_id DESC LIMIT 1), 0)")) {
             long last = -1;
             while (running) {

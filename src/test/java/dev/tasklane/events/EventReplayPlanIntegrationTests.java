@@ -18,7 +18,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Replays filter in SQL: a stream of one queue resumed from the start of the log reads that
- * queue's events through its index, not every event; pages stop at their byte budget.
+ * queue's event batches through its index, not every batch; pages stop at their byte budget.
  */
 final class EventReplayPlanIntegrationTests {
 
@@ -33,8 +33,48 @@ final class EventReplayPlanIntegrationTests {
                 "names", new String[0], "limit", 500, "maxBytes", 256 * 1024));
         String text = String.join("\n", plan);
         assertThat(text).contains("task_event_batch_queue_idx").doesNotContain("Seq Scan");
+        // a step through the queue's index per batch of it (10), not a read of the others' 20,000
         assertThat(text).containsPattern(
-                "Index Scan using task_event_batch_queue_idx on task_event_batch b \\(actual time=[0-9.]+ rows=10 loops=1");
+                "Index Scan using task_event_batch_queue_idx on task_event_batch \\w+ \\(actual time=[0-9.]+ rows=1 loops=10\\)");
+    }
+
+    @Test
+    void pagesHoldWholeBatchesAndAFilteredReplayFindsEveryMatchBetweenPagesOfOtherEvents() throws Exception {
+        String queue = TaskFixtures.uniqueQueue("replay-sparse");
+        EventRows.appendOrphans(queue, 600, 3, "queued", "'{}'::jsonb");
+        EventRows.appendOrphans(queue, 7, 1, "failed", "'{}'::jsonb");
+        EventRows.appendOrphans(queue, 600, 3, "queued", "'{}'::jsonb");
+        List<String> failed = Sql.column("SELECT id FROM task_event WHERE queue = ? AND name = 'failed' ORDER BY id", queue);
+
+        List<Long> first = page(queue, 0L, new String[0], 5);
+        assertThat(first).as("two whole batches of three: more may follow").hasSize(6);
+
+        List<String> found = new ArrayList<>();
+        long cursor = 0;
+        for (int pages = 0; pages < 10; pages++) {
+            List<Long> ids = page(queue, cursor, new String[] {"failed"}, 5);
+            ids.forEach(id -> found.add(Long.toString(id)));
+            if (ids.size() < 5) {
+                break;
+            }
+            cursor = ids.get(ids.size() - 1);
+        }
+        assertThat(found).containsExactlyElementsOf(failed).hasSize(7);
+    }
+
+    /** One page of a queue's replay after {@code after}: the event ids. */
+    private static List<Long> page(String queue, long after, String[] names, int limit) throws Exception {
+        try (Connection connection = TestDatabase.get().connect();
+             PreparedStatement page = JdbcStatement.of(EventSql.RANGE_OF_QUEUE).prepare(connection, Map.of("queue", queue,
+                     "after", after, "upTo", Long.MAX_VALUE, "names", names, "limit", limit, "maxBytes", 1 << 20));
+             ResultSet rows = page.executeQuery()) {
+            List<Long> ids = new ArrayList<>();
+            while (rows.next()) {
+                ids.add(rows.getLong("id"));
+                assertThat(rows.getLong("page_rows")).isGreaterThanOrEqualTo(ids.size());
+            }
+            return ids;
+        }
     }
 
     @Test

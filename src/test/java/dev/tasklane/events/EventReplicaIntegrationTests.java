@@ -287,8 +287,8 @@ final class EventReplicaIntegrationTests {
                 batch AS MATERIALIZED (SELECT nextval('task_event_batch_seq') AS first_id FROM xact),
                 t AS (UPDATE task t SET event_previous = t.event_batch, event_batch = batch.first_id
                       FROM batch WHERE t.queue = ? AND t.event_batch IS NULL RETURNING t.*)
-                INSERT INTO task_event_batch (first_id, queue, task_ids, names, attempts, task_types, details, previous)
-                SELECT event_batch, queue, array_agg(id), array_agg(text 'queued'), array_agg(attempt), array_agg(type),
+                INSERT INTO task_event_batch (first_id, queue, size, task_ids, names, attempts, task_types, details, previous)
+                SELECT event_batch, queue, count(*), array_agg(id), array_agg(text 'queued'), array_agg(attempt), array_agg(type),
                        array_agg('{"runAt": null, "error": null}'::jsonb), array_agg(event_previous)
                 FROM t GROUP BY event_batch, queue""", queue);
     }

@@ -23,8 +23,8 @@ public final class EventRows {
                     UPDATE task t SET event_previous = t.event_batch, event_batch = batch.first_id
                     FROM batch WHERE t.id = ? RETURNING t.*
                 )
-                INSERT INTO task_event_batch (first_id, queue, task_ids, names, attempts, task_types, details, previous)
-                SELECT event_batch, queue, ARRAY[id], ARRAY[?::text], ARRAY[attempt], ARRAY[type], ARRAY[?::jsonb],
+                INSERT INTO task_event_batch (first_id, queue, size, task_ids, names, attempts, task_types, details, previous)
+                SELECT event_batch, queue, 1, ARRAY[id], ARRAY[?::text], ARRAY[attempt], ARRAY[type], ARRAY[?::jsonb],
                        ARRAY[event_previous]
                 FROM changed
                 RETURNING first_id""")) {
@@ -56,8 +56,8 @@ public final class EventRows {
                     SELECT b, nextval('task_event_batch_seq') AS first_id
                     FROM generate_series(0, (? - 1) / ?) b CROSS JOIN xact
                 )
-                INSERT INTO task_event_batch (first_id, queue, task_ids, names, attempts, task_types, details, previous)
-                SELECT first_id, ?, array_agg(-g), array_agg(?::text), array_agg(0), array_agg('t'::text),
+                INSERT INTO task_event_batch (first_id, queue, size, task_ids, names, attempts, task_types, details, previous)
+                SELECT first_id, ?, count(*), array_agg(-g), array_agg(?::text), array_agg(0), array_agg('t'::text),
                        array_agg(%s), array_agg(NULL::bigint)
                 FROM batches JOIN generate_series(1, ?) g ON (g - 1) / ? = batches.b
                 GROUP BY first_id""".formatted(detailSql), count, perBatch, queue, name, count, perBatch);
