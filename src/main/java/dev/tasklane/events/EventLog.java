@@ -109,6 +109,9 @@ public final class EventLog extends LoopLifecycle implements EventSource {
     private volatile long delivered = -1;
     private volatile long lastSeen = -1;
     private long lastEmitted = -1;
+    // Confined to the reader's pipeline: the batch that holds the event at the horizon (for a
+    // horizon proven by xmin, the batch that ends there), for the quick proof of the next round.
+    private long deliveredBatch = Long.MIN_VALUE;
     // Confined to the reader's pipeline: since when (nanoTime) it has only been waiting for what
     // it read to become final; -1 when it is not.
     private long waitingSince = -1;
@@ -330,6 +333,7 @@ public final class EventLog extends LoopLifecycle implements EventSource {
                     if (delivered < 0) {
                         if (proven >= 0) {
                             delivered = proven; // the live stream starts here
+                            deliveredBatch = proven - EventSql.BATCH_SPAN;
                             lastEmitted = proven;
                         }
                         return Mono.just(readNews);
@@ -346,6 +350,7 @@ public final class EventLog extends LoopLifecycle implements EventSource {
                             }
                             lastEmitted = proven;
                             delivered = proven;
+                            deliveredBatch = proven - EventSql.BATCH_SPAN;
                             return Mono.just(true);
                         }
                     }
@@ -373,7 +378,7 @@ public final class EventLog extends LoopLifecycle implements EventSource {
     private Mono<Boolean> deliverFinal(long proven) {
         long from = delivered;
         long[] frontier = {proven};
-        long[] frontierBatch = {Long.MIN_VALUE};
+        long[] frontierBatch = {deliveredBatch};
         return read(from, lastSeen, EventFilter.ALL, LIVE_PAGE, LIVE_PAGE_BYTES)
                 .takeWhile(read -> read.event().id() <= proven || read.event().id() == frontier[0] + 1
                         || read.batch() == frontierBatch[0]
@@ -395,7 +400,12 @@ public final class EventLog extends LoopLifecycle implements EventSource {
                     frontierBatch[0] = read.batch();
                 })
                 .then(Mono.fromSupplier(() -> {
+                    // Past the last event handed out only by a proof: the proven bound ends a batch.
+                    if (frontier[0] > delivered) {
+                        frontierBatch[0] = frontier[0] - EventSql.BATCH_SPAN;
+                    }
                     delivered = frontier[0];
+                    deliveredBatch = frontierBatch[0];
                     return frontier[0] > from;
                 }));
     }
@@ -404,6 +414,7 @@ public final class EventLog extends LoopLifecycle implements EventSource {
     protected Disposable startLoop() {
         pending.clear();
         delivered = -1;
+        deliveredBatch = Long.MIN_VALUE;
         lastSeen = -1;
         Flux<Boolean> wakes = Flux.merge(
                 Flux.just(true, true),

@@ -264,8 +264,11 @@ final class EventStreamIntegrationTests extends WorkerIntegrationTest {
                 long event = appendProgress(fast, taskId);
                 try {
                     await().atMost(Duration.ofSeconds(3)).until(() -> received.size() > 1);
+                    // and the next, in a round of its own: the quick proof carries from round to round
+                    long next = appendProgress(fast, taskId);
+                    await().atMost(Duration.ofSeconds(3)).until(() -> received.size() > 2);
                     assertThat(received).extracting(SseClient.Event::id)
-                            .containsExactly(Long.toString(settled), Long.toString(event));
+                            .containsExactly(Long.toString(settled), Long.toString(event), Long.toString(next));
                 } finally {
                     open.rollback();
                 }
