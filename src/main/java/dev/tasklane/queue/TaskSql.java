@@ -40,7 +40,10 @@ final class TaskSql {
 
     /**
      * Like {@link #batchPerQueue}, for a statement on one queue: {@code batch} is one row with the
-     * batch id, drawn only when the query {@code anyCandidate} finds a row.
+     * batch id, drawn only when the query {@code anyCandidate} finds a row. The query must have
+     * locked every row the statement will change by then (a count of a locking CTE reads it whole):
+     * a statement that drew its id and then waited for a row's lock could write its event after a
+     * later one's, and a task's events would no longer rise with its history.
      */
     private static String oneBatch(String anyCandidate) {
         return """
@@ -454,7 +457,7 @@ final class TaskSql {
                 ORDER BY t.id
                 FOR UPDATE OF t SKIP LOCKED
             ),
-            """ + oneBatch("SELECT 1 FROM next") + """
+            """ + oneBatch("SELECT 1 FROM (SELECT count(*) AS locked FROM next) n WHERE n.locked > 0") + """
             changed AS (
                 UPDATE task t
                 SET state = 'running', worker_id = :workerId, lease_id = :leaseId, attempt = t.attempt + 1,
@@ -647,17 +650,19 @@ final class TaskSql {
      * it. Touches no indexed column, so the update stays HOT.
      */
     static final String REPORT_PROGRESS = """
-            WITH
-            """ + oneBatch("""
-                    SELECT 1 FROM task
-                    WHERE id = :id AND state = 'running' AND worker_id = :workerId
-                      AND (CAST(:leaseId AS uuid) IS NULL OR lease_id = :leaseId) AND lease_expires_at > now()""") + """
+            WITH target AS MATERIALIZED (
+                SELECT id FROM task
+                WHERE id = :id AND state = 'running' AND worker_id = :workerId
+                  AND (CAST(:leaseId AS uuid) IS NULL OR lease_id = :leaseId) AND lease_expires_at > now()
+                FOR UPDATE
+            ),
+            """ + oneBatch("SELECT 1 FROM target") + """
             changed AS (
                 UPDATE task t
                 SET progress_percent = :percent, progress_message = :message,
                     event_previous = t.event_batch, event_batch = batch.first_id
-                FROM batch
-                WHERE t.id = :id AND t.state = 'running' AND t.worker_id = :workerId
+                FROM target CROSS JOIN batch
+                WHERE t.id = target.id AND t.state = 'running' AND t.worker_id = :workerId
                   AND (CAST(:leaseId AS uuid) IS NULL OR t.lease_id = :leaseId) AND t.lease_expires_at > now()
                 RETURNING t.*
             ),
@@ -740,19 +745,21 @@ final class TaskSql {
      * row, as an outcome does.
      */
     static final String RELEASE_HELD = """
-            WITH
-            """ + oneBatch("""
-                    SELECT 1 FROM task
-                    WHERE id = :id AND state = 'running' AND worker_id = :workerId AND lease_id = :leaseId
-                      AND lease_expires_at > now()""") + """
+            WITH target AS MATERIALIZED (
+                SELECT id FROM task
+                WHERE id = :id AND state = 'running' AND worker_id = :workerId AND lease_id = :leaseId
+                  AND lease_expires_at > now()
+                FOR UPDATE
+            ),
+            """ + oneBatch("SELECT 1 FROM target") + """
             changed AS (
                 UPDATE task t
                 SET state = 'queued', attempt = t.attempt - 1, worker_id = NULL, lease_id = NULL,
                     lease_expires_at = NULL, timeout_at = NULL, run_at = now(), last_error = :error,
                     event_previous = t.event_batch, event_batch = batch.first_id
-                FROM batch
-                WHERE t.id = :id AND t.state = 'running' AND t.worker_id = :workerId AND t.lease_id = :leaseId
-                  AND t.lease_expires_at > now()
+                FROM target CROSS JOIN batch
+                WHERE t.id = target.id AND t.state = 'running' AND t.worker_id = :workerId
+                  AND t.lease_id = :leaseId AND t.lease_expires_at > now()
                 RETURNING t.*
             ),
             """ + appendEvents("changed", "'queued'", QUEUED_DETAIL) + ",\n" + """
@@ -777,7 +784,7 @@ final class TaskSql {
                 ORDER BY id
                 FOR UPDATE
             ),
-            """ + oneBatch("SELECT 1 FROM claimed") + """
+            """ + oneBatch("SELECT 1 FROM (SELECT count(*) AS locked FROM claimed) n WHERE n.locked > 0") + """
             changed AS (
                 UPDATE task t
                 SET state = 'queued', attempt = t.attempt - 1, worker_id = NULL, lease_id = NULL,
