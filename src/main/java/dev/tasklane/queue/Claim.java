@@ -17,9 +17,12 @@ public record Claim(String queue, String workerId, int limit, Duration lease, Se
     /** The most types one claim may name: each costs the claim a seek per priority. */
     public static final int MAX_TYPES = 100;
 
+    /** The most tasks one claim may take: their events are one batch, which holds at most 4,096 (V022). */
+    public static final int MAX_LIMIT = 4096;
+
     public Claim {
-        if (limit < 1) {
-            throw new IllegalArgumentException("limit must be positive");
+        if (limit < 1 || limit > MAX_LIMIT) {
+            throw new IllegalArgumentException("limit must be from 1 to " + MAX_LIMIT);
         }
         if (types.size() > MAX_TYPES) {
             throw new IllegalArgumentException("a claim names at most " + MAX_TYPES + " types");

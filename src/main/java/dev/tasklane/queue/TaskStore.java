@@ -624,8 +624,16 @@ public class TaskStore {
                 .all();
     }
 
-    /** Puts the tasks of some leases back to queued without counting the attempt. */
+    /**
+     * Puts the tasks of some leases back to queued without counting the attempt, in statements of
+     * at most {@link Claim#MAX_LIMIT} (a statement's events of one queue are one batch).
+     */
     public Flux<Task> releaseLeases(List<LeaseKey> leases, String reason) {
+        if (leases.size() > Claim.MAX_LIMIT) {
+            return Flux.range(0, (leases.size() + Claim.MAX_LIMIT - 1) / Claim.MAX_LIMIT)
+                    .concatMap(i -> releaseLeases(leases.subList(i * Claim.MAX_LIMIT,
+                            Math.min(leases.size(), (i + 1) * Claim.MAX_LIMIT)), reason));
+        }
         if (leases.isEmpty()) {
             return Flux.empty();
         }

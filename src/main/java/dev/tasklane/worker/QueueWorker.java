@@ -120,7 +120,7 @@ final class QueueWorker {
     }
 
     private Flux<List<Attempt>> claimFreeSlots() {
-        int free = spec.concurrency() - inFlight.get();
+        int free = Math.min(spec.concurrency() - inFlight.get(), Claim.MAX_LIMIT);
         if (free <= 0 || draining) {
             return Flux.empty();
         }

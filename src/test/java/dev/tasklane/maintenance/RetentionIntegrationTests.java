@@ -118,7 +118,7 @@ final class RetentionIntegrationTests extends IntegrationTest {
     }
 
     @Test
-    void eventRetentionStopsAtTheFirstBatchWrittenWithinRetention() {
+    void aRoundOfEventRetentionDeletesOnlyBatchesWrittenBeforeTheCutoffAndCountsTheOldOnesItSaw() {
         String queue = TaskFixtures.uniqueQueue("retention-young");
         EventRows.appendOrphans(queue, 3, 1, "succeeded", "'{}'::jsonb");
         List<String> batches = Sql.column("SELECT first_id FROM task_event_batch WHERE queue = ? ORDER BY 1", queue);
