@@ -268,7 +268,10 @@ final class TaskSql {
      * Retention of events: looks at the next :limit event batches after the batch :after, in id
      * order, and deletes those written before :before whose every task is gone or finished before
      * :before: a task still waiting or running (or finished since) keeps every batch that holds one
-     * of its events, since its own stream replays them. Raises the event log's pruned-through mark
+     * of its events, since its own stream replays them. A task that someone holds locked (a retry
+     * about to queue it again, which this statement's snapshot cannot see yet) keeps its batches
+     * too: the finished tasks that remain are share-locked, and a batch with one that cannot be
+     * waits for a later round. Raises the event log's pruned-through mark
      * in the same transaction. Answers how many batches it deleted, and how many of those it looked
      * at were old enough, with the last of them: the caller goes on after it while all were.
      */
@@ -285,6 +288,9 @@ final class TaskSql {
                   AND NOT EXISTS (SELECT 1 FROM task t
                                   WHERE t.id = ANY (b.task_ids)
                                     AND (t.state IN ('queued', 'running') OR t.finished_at >= :before))
+                  AND (SELECT count(*) FROM task t WHERE t.id = ANY (b.task_ids))
+                      = (SELECT count(*) FROM (SELECT 1 FROM task t WHERE t.id = ANY (b.task_ids)
+                                               FOR KEY SHARE SKIP LOCKED) lockable)
                 ORDER BY b.first_id
                 FOR UPDATE SKIP LOCKED
             ),

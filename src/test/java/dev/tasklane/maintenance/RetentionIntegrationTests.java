@@ -1,5 +1,7 @@
 package dev.tasklane.maintenance;
 
+import java.sql.Connection;
+import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -15,6 +17,7 @@ import dev.tasklane.testsupport.IntegrationTest;
 import dev.tasklane.testsupport.Sql;
 import dev.tasklane.testsupport.TaskFixtures;
 import dev.tasklane.testsupport.Tasks;
+import dev.tasklane.testsupport.TestDatabase;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import reactor.core.publisher.Mono;
@@ -115,6 +118,26 @@ final class RetentionIntegrationTests extends IntegrationTest {
         assertThat(Sql.column("SELECT count(*) FROM task_event_batch WHERE first_id = ?", batch)).containsExactly("0");
         assertThat(Long.parseLong(Sql.column("SELECT pruned_through FROM event_retention").get(0)))
                 .isGreaterThanOrEqualTo(batch + 2);
+    }
+
+    @Test
+    void aBatchOfATaskThatARetryHoldsLockedStaysUntilTheRetryHasEnded() throws Exception {
+        String queue = TaskFixtures.uniqueQueue("retention-retried");
+        long id = new Tasks(api()).enqueue(queue, "{\"type\": \"noop\"}").get("id").longValue();
+        finish(id, "failed", "10 days");
+        EventRows.age(id, 10);
+        long batch = Long.parseLong(Sql.column("SELECT event_batch FROM task WHERE id = ?", id).get(0));
+        Instant before = Instant.now().minus(properties.retention());
+        try (Connection retry = TestDatabase.get().connect()) {
+            retry.setAutoCommit(false);
+            try (Statement lock = retry.createStatement()) {
+                lock.execute("SELECT id FROM task WHERE id = " + id + " FOR UPDATE"); // as RETRY_MANY locks it
+            }
+            assertThat(store.pruneEvents(before, batch - 1, 1).block(Duration.ofSeconds(10)).pruned()).isZero();
+            retry.rollback();
+        }
+
+        assertThat(store.pruneEvents(before, batch - 1, 1).block(Duration.ofSeconds(10)).pruned()).isEqualTo(1);
     }
 
     @Test
