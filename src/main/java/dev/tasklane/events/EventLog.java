@@ -67,6 +67,8 @@ public final class EventLog extends LoopLifecycle implements EventSource {
      */
     private static final int LIVE_PAGE = 2000;
     private static final int LIVE_PAGE_BYTES = 4 * 1024 * 1024;
+    /** Batches a round looks at to decide how far it may deliver. */
+    private static final int LIVE_BATCHES = 1000;
 
     /** One page as read: its events, and whether more may follow it. */
     private record Page(List<Read> events, boolean more) {
@@ -367,47 +369,63 @@ public final class EventLog extends LoopLifecycle implements EventSource {
 
     /**
      * Hands out, in id order, every event up to {@code proven} and after it every event whose
-     * batch follows the last one handed out: the next event of the same batch (a batch row is
-     * written whole), the first event of the batch drawn next, or, right after a proven bound
-     * (the last id the batches drawn so far can hold), the id after it, which is the next batch's
-     * first. Batch ids follow each other at a fixed step, so once every batch up to N is in the
-     * table none can still appear below N, whatever transactions are still open. Only a hole
-     * waits for the proof of older transactions' end. Rows after a hole are read again next round.
-     * Emits whether the horizon moved.
+     * batch follows the last one handed out: the rest of the batch at the horizon (a batch row is
+     * written whole), the batch drawn next, or, right after a proven bound (the last id the
+     * batches drawn so far can hold), the one whose first id follows it. Batch ids follow each
+     * other at a fixed step, so once every batch up to N is in the table none can still appear
+     * below N, whatever transactions are still open. Only a hole waits for the proof of older
+     * transactions' end. Which batches follow each other it decides from their ids and sizes
+     * first, and then reads the events of those only: reading everything after the horizon and
+     * stopping at the hole read the events after a hole again every round, thousands of them while
+     * a long statement held its batch id. Emits whether the horizon moved.
      */
     private Mono<Boolean> deliverFinal(long proven) {
         long from = delivered;
-        long[] frontier = {proven};
-        long[] frontierBatch = {deliveredBatch};
-        return read(from, lastSeen, EventFilter.ALL, LIVE_PAGE, LIVE_PAGE_BYTES)
-                .takeWhile(read -> read.event().id() <= proven || read.event().id() == frontier[0] + 1
-                        || read.batch() == frontierBatch[0]
-                        || (read.event().id() == read.batch() && read.batch() == frontierBatch[0] + BATCH_STEP))
-                .doOnNext(read -> {
-                    TaskEvent event = read.event();
-                    // The horizon covers an event before it is emitted: a subscriber that joins the
-                    // live stream too late for it then reads a horizon that includes it and replays it.
-                    delivered = event.id();
-                    // The chain moves past an event before it is emitted: if the emission fails part-way
-                    // (a subscriber throws, the frame cannot be built), the subscribers it did not reach
-                    // see the next event linked to this one, a break, and catch up from the table,
-                    // instead of a next event linked to the one they had and this one lost unseen.
-                    long previous = lastEmitted;
-                    lastEmitted = event.id();
-                    hot.emitNext(new LiveEvent(event, SseFrames.of(event), previous),
-                            Sinks.EmitFailureHandler.busyLooping(Duration.ofMillis(50)));
-                    frontier[0] = Math.max(frontier[0], event.id());
-                    frontierBatch[0] = read.batch();
-                })
-                .then(Mono.fromSupplier(() -> {
-                    // Past the last event handed out only by a proof: the proven bound ends a batch.
-                    if (frontier[0] > delivered) {
-                        frontierBatch[0] = frontier[0] - EventSql.BATCH_SPAN;
+        return db.sql(EventSql.BATCHES_AFTER).bind("after", from).bind("upTo", lastSeen).bind("limit", LIVE_BATCHES)
+                .map(row -> new long[] {Objects.requireNonNull(row.get("first_id", Long.class)),
+                        Objects.requireNonNull(row.get("size", Integer.class))})
+                .all()
+                .collectList()
+                .flatMap(batches -> {
+                    long end = Math.max(from, proven);
+                    long endBatch = end > from ? end - EventSql.BATCH_SPAN : deliveredBatch;
+                    for (long[] batch : batches) {
+                        long first = batch[0];
+                        long last = first + batch[1] - 1;
+                        if (last <= end) {
+                            endBatch = Math.max(endBatch, first);
+                        } else if (first == endBatch || first == end + 1 || first == endBatch + BATCH_STEP) {
+                            end = last;
+                            endBatch = first;
+                        } else {
+                            break;
+                        }
                     }
-                    delivered = frontier[0];
-                    deliveredBatch = frontierBatch[0];
-                    return frontier[0] > from;
-                }));
+                    long upTo = end;
+                    long upToBatch = endBatch;
+                    return range(from, upTo, EventFilter.ALL, LIVE_PAGE, LIVE_PAGE_BYTES)
+                            .doOnNext(this::emit)
+                            .then(Mono.fromSupplier(() -> {
+                                delivered = upTo;
+                                deliveredBatch = upToBatch;
+                                return upTo > from;
+                            }));
+                });
+    }
+
+    /** Hands one final event out on the live stream. */
+    private void emit(TaskEvent event) {
+        // The horizon covers an event before it is emitted: a subscriber that joins the live
+        // stream too late for it then reads a horizon that includes it and replays it.
+        delivered = event.id();
+        // The chain moves past an event before it is emitted: if the emission fails part-way (a
+        // subscriber throws, the frame cannot be built), the subscribers it did not reach see the
+        // next event linked to this one, a break, and catch up from the table, instead of a next
+        // event linked to the one they had and this one lost unseen.
+        long previous = lastEmitted;
+        lastEmitted = event.id();
+        hot.emitNext(new LiveEvent(event, SseFrames.of(event), previous),
+                Sinks.EmitFailureHandler.busyLooping(Duration.ofMillis(50)));
     }
 
     @Override

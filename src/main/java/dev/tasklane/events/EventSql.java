@@ -77,6 +77,20 @@ final class EventSql {
             """;
 
     /**
+     * The first :limit batches that hold events after :after and none past :upTo, in id order,
+     * with their sizes, starting at the batch that holds :after (see {@link #RANGE}). Reads no
+     * arrays.
+     */
+    static final String BATCHES_AFTER = """
+            SELECT b.first_id, b.size FROM task_event_batch b
+            WHERE b.first_id >= coalesce((SELECT x.first_id FROM task_event_batch x WHERE x.first_id <= :after
+                                          ORDER BY x.first_id DESC LIMIT 1), :after)
+              AND b.first_id <= :upTo
+            ORDER BY b.first_id
+            LIMIT :limit
+            """;
+
+    /**
      * Events in (:after, :upTo], in id order, a page at a time; only the names in :names when it
      * is not empty. The page is whole batches: it walks the batches from the one that holds :after
      * (or the first after it; batches hold ranges of ids that do not overlap, so none before it
