@@ -271,7 +271,9 @@ final class TaskSql {
      * of its events, since its own stream replays them. A task that someone holds locked (a retry
      * about to queue it again, which this statement's snapshot cannot see yet) keeps its batches
      * too: the finished tasks that remain are share-locked, and a batch with one that cannot be
-     * waits for a later round. Raises the event log's pruned-through mark
+     * waits for a later round. The conditions sit in the locking subquery, which PostgreSQL checks
+     * again on the newest version of a row it locks: a retry that committed after this statement's
+     * snapshot leaves its task queued, no longer counted, and the batch stays. Raises the event log's pruned-through mark
      * in the same transaction. Answers how many batches it deleted, and how many of those it looked
      * at were old enough, with the last of them: the caller goes on after it while all were.
      */
@@ -290,6 +292,8 @@ final class TaskSql {
                                     AND (t.state IN ('queued', 'running') OR t.finished_at >= :before))
                   AND (SELECT count(*) FROM task t WHERE t.id = ANY (b.task_ids))
                       = (SELECT count(*) FROM (SELECT 1 FROM task t WHERE t.id = ANY (b.task_ids)
+                                                 AND t.state IN ('succeeded', 'failed', 'cancelled')
+                                                 AND t.finished_at < :before
                                                FOR KEY SHARE SKIP LOCKED) lockable)
                 ORDER BY b.first_id
                 FOR UPDATE SKIP LOCKED
