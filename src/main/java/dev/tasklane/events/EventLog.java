@@ -403,7 +403,7 @@ public final class EventLog extends LoopLifecycle implements EventSource {
                     }
                     long upTo = end;
                     long upToBatch = endBatch;
-                    return range(from, upTo, EventFilter.ALL, LIVE_PAGE, LIVE_PAGE_BYTES)
+                    return read(from, upTo, EventFilter.ALL, LIVE_PAGE, LIVE_PAGE_BYTES)
                             .doOnNext(this::emit)
                             .then(Mono.fromSupplier(() -> {
                                 delivered = upTo;
@@ -414,10 +414,13 @@ public final class EventLog extends LoopLifecycle implements EventSource {
     }
 
     /** Hands one final event out on the live stream. */
-    private void emit(TaskEvent event) {
+    private void emit(Read read) {
+        TaskEvent event = read.event();
         // The horizon covers an event before it is emitted: a subscriber that joins the live
-        // stream too late for it then reads a horizon that includes it and replays it.
+        // stream too late for it then reads a horizon that includes it and replays it. A round
+        // that fails part-way leaves both at this event, where the next round goes on.
         delivered = event.id();
+        deliveredBatch = read.batch();
         // The chain moves past an event before it is emitted: if the emission fails part-way (a
         // subscriber throws, the frame cannot be built), the subscribers it did not reach see the
         // next event linked to this one, a break, and catch up from the table, instead of a next
