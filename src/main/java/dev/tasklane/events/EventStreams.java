@@ -99,7 +99,8 @@ public final class EventStreams {
     /**
      * One task's events after {@code after}: its history, then live ones. Ends after a terminal
      * event that is the task's latest, since nothing follows it unless the task is retried.
-     * Retention prunes a task's events only with the task, so this stream never has a gap.
+     * Retention keeps every batch that holds an event of a task still waiting or running, or
+     * finished within the retention (or held locked by a retry), so this stream has no gap.
      *
      * @param lastEventId the id of the task's latest event when the stream was opened
      */
