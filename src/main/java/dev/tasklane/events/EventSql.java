@@ -31,6 +31,14 @@ final class EventSql {
                 WITH ORDINALITY AS e(task_id, name, attempt, task_type, concurrency_key, schedule, scheduled_for,
                                      detail, previous, k)""";
 
+    /**
+     * The first id of the batch that holds :after, or :after when none does: batches hold ranges of
+     * ids that do not overlap, so none before it holds an id past :after.
+     */
+    private static final String BATCH_OF_AFTER = """
+            coalesce((SELECT x.first_id FROM task_event_batch x WHERE x.first_id <= :after
+                      ORDER BY x.first_id DESC LIMIT 1), :after)""";
+
     /** Cuts a page of events {@code p}, ordered by id, to :maxBytes (see the class comment). */
     private static String bytesBounded(String page) {
         return """
@@ -46,6 +54,15 @@ final class EventSql {
     }
 
     /**
+     * The highest id that a batch drawn so far can hold, whether its transaction has committed or
+     * not. Locks nothing.
+     */
+    static final String LAST_ASSIGNED = """
+            SELECT CASE WHEN is_called THEN last_value + %d ELSE last_value - 1 END AS last_id
+            FROM task_event_batch_seq
+            """.formatted(BATCH_SPAN);
+
+    /**
      * One round of the horizon: the highest event id that a batch drawn so far can hold (L); the
      * oldest transaction still running (xmin) as of this statement's snapshot; and, only when L is
      * past {@code :lastSeen}, a bound above every transaction id assigned before L was read: the id
@@ -54,27 +71,16 @@ final class EventSql {
      * (the transaction writes nothing else) where listing the running transactions
      * ({@code pg_stat_activity}) copied every backend's status, ~1.7 ms per round; and it is taken
      * only when there is something new to prove, so a quiet log consumes no transaction ids.
-     * Before the first batch, L is the last id of the events written before V022.
+     * Before the first batch, L is the last id of the events written before V022. L is
+     * {@link #LAST_ASSIGNED}.
      */
     static final String HORIZON = """
-            WITH seq AS MATERIALIZED (
-                SELECT CASE WHEN is_called THEN last_value + 4095 ELSE last_value - 1 END AS last_id
-                FROM task_event_batch_seq
-            )
+            WITH seq AS MATERIALIZED (%s)
             SELECT last_id,
                    pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS xmin,
                    CASE WHEN last_id > :lastSeen THEN pg_current_xact_id()::text::bigint END AS bound
             FROM seq
-            """;
-
-    /**
-     * The highest id that a batch drawn so far can hold, whether its transaction has committed or
-     * not. Locks nothing.
-     */
-    static final String LAST_ASSIGNED = """
-            SELECT CASE WHEN is_called THEN last_value + 4095 ELSE last_value - 1 END AS last_id
-            FROM task_event_batch_seq
-            """;
+            """.formatted(LAST_ASSIGNED.strip());
 
     /**
      * The first :limit batches that hold events after :after and none past :upTo, in id order,
@@ -83,12 +89,11 @@ final class EventSql {
      */
     static final String BATCHES_AFTER = """
             SELECT b.first_id, b.size FROM task_event_batch b
-            WHERE b.first_id >= coalesce((SELECT x.first_id FROM task_event_batch x WHERE x.first_id <= :after
-                                          ORDER BY x.first_id DESC LIMIT 1), :after)
+            WHERE b.first_id >= %s
               AND b.first_id <= :upTo
             ORDER BY b.first_id
             LIMIT :limit
-            """;
+            """.formatted(BATCH_OF_AFTER);
 
     /**
      * Events in (:after, :upTo], in id order, a page at a time; only the names in :names when it
@@ -116,9 +121,7 @@ final class EventSql {
                 WITH RECURSIVE walk (first_id, events) AS (
                     SELECT s.first_id, %1$s
                     FROM (SELECT b.first_id, b.size, b.names FROM task_event_batch b
-                          WHERE %3$sb.first_id >= coalesce((SELECT x.first_id FROM task_event_batch x
-                                                             WHERE x.first_id <= :after
-                                                             ORDER BY x.first_id DESC LIMIT 1), :after)
+                          WHERE %3$sb.first_id >= %5$s
                             AND b.first_id <= :upTo
                           ORDER BY b.first_id LIMIT 1) s
                     UNION ALL
@@ -134,7 +137,7 @@ final class EventSql {
                 WHERE b.first_id = ANY (ARRAY(SELECT first_id FROM walk))
                   AND b.first_id + e.k - 1 > :after AND b.first_id + e.k - 1 <= :upTo
                   AND (cardinality(:names::text[]) = 0 OR e.name = ANY(:names::text[]))""".formatted(
-                counted, EVENT_COLUMNS, queueCondition, UNNEST));
+                counted, EVENT_COLUMNS, queueCondition, UNNEST, BATCH_OF_AFTER));
     }
 
     /**

@@ -57,6 +57,14 @@ final class TaskSql {
     }
 
     /**
+     * {@link #oneBatch} for a statement that changes the rows of the locking CTE {@code locking}:
+     * counting them reads the CTE whole, so every row is locked before the id is drawn.
+     */
+    private static String oneBatchAfterLocking(String locking) {
+        return oneBatch("SELECT 1 FROM (SELECT count(*) AS locked FROM " + locking + ") n WHERE n.locked > 0");
+    }
+
+    /**
      * The CTE {@code events}: appends one event for each row of CTE {@code source} (task rows as
      * written, naming their batch in {@code event_batch}), one batch row per batch id, the event
      * named by the SQL expression {@code name} with the detail {@code detail}. The rows are fed in
@@ -268,12 +276,13 @@ final class TaskSql {
      * Retention of events: looks at the next :limit event batches after the batch :after, in id
      * order, and deletes those written before :before whose every task is gone or finished before
      * :before: a task still waiting or running (or finished since) keeps every batch that holds one
-     * of its events, since its own stream replays them. A task that someone holds locked (a retry
-     * about to queue it again, which this statement's snapshot cannot see yet) keeps its batches
-     * too: the finished tasks that remain are share-locked, and a batch with one that cannot be
-     * waits for a later round. The conditions sit in the locking subquery, which PostgreSQL checks
-     * again on the newest version of a row it locks: a retry that committed after this statement's
-     * snapshot leaves its task queued, no longer counted, and the batch stays. Raises the event log's pruned-through mark
+     * of its events, since its own stream replays them. So a batch goes when every task of it that
+     * still exists can be share-locked as finished before :before: one that cannot (waiting,
+     * running, finished since, or held locked by a retry about to queue it again, which this
+     * statement's snapshot cannot see yet) keeps it for a later round. The conditions sit in the
+     * locking subquery, which PostgreSQL checks again on the newest version of a row it locks: a
+     * retry that committed after this statement's snapshot leaves its task queued, no longer
+     * counted, and the batch stays. Raises the event log's pruned-through mark
      * in the same transaction. Answers how many batches it deleted, and how many of those it looked
      * at were old enough, with the last of them: the caller goes on after it while all were.
      */
@@ -287,9 +296,6 @@ final class TaskSql {
             doomed AS MATERIALIZED (
                 SELECT b.first_id FROM task_event_batch b
                 WHERE b.first_id = ANY (ARRAY(SELECT first_id FROM examined WHERE at < :before))
-                  AND NOT EXISTS (SELECT 1 FROM task t
-                                  WHERE t.id = ANY (b.task_ids)
-                                    AND (t.state IN ('queued', 'running') OR t.finished_at >= :before))
                   AND (SELECT count(*) FROM task t WHERE t.id = ANY (b.task_ids))
                       = (SELECT count(*) FROM (SELECT 1 FROM task t WHERE t.id = ANY (b.task_ids)
                                                  AND t.state IN ('succeeded', 'failed', 'cancelled')
@@ -467,7 +473,7 @@ final class TaskSql {
                 ORDER BY t.id
                 FOR UPDATE OF t SKIP LOCKED
             ),
-            """ + oneBatch("SELECT 1 FROM (SELECT count(*) AS locked FROM next) n WHERE n.locked > 0") + """
+            """ + oneBatchAfterLocking("next") + """
             changed AS (
                 UPDATE task t
                 SET state = 'running', worker_id = :workerId, lease_id = :leaseId, attempt = t.attempt + 1,
@@ -630,9 +636,9 @@ final class TaskSql {
                                THEN jsonb_build_object('runAt', to_char(run_at AT TIME ZONE 'UTC',
                                                                         'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
                                                        'error', null, 'snoozed', true)
-                               ELSE jsonb_build_object('runAt', to_char(run_at AT TIME ZONE 'UTC',
-                                                                        'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
-                                                       'error', last_error) END
+                               ELSE
+                               """ + QUEUED_DETAIL + """
+                               END
                        END""") + ",\n" + """
             notified AS (
                 SELECT pg_notify('tasklane_events', '') FROM (SELECT 1 FROM changed LIMIT 1) AS any_row
@@ -794,7 +800,7 @@ final class TaskSql {
                 ORDER BY id
                 FOR UPDATE
             ),
-            """ + oneBatch("SELECT 1 FROM (SELECT count(*) AS locked FROM claimed) n WHERE n.locked > 0") + """
+            """ + oneBatchAfterLocking("claimed") + """
             changed AS (
                 UPDATE task t
                 SET state = 'queued', attempt = t.attempt - 1, worker_id = NULL, lease_id = NULL,

@@ -629,14 +629,10 @@ public class TaskStore {
      * at most {@link Claim#MAX_LIMIT} (a statement's events of one queue are one batch).
      */
     public Flux<Task> releaseLeases(List<LeaseKey> leases, String reason) {
-        if (leases.size() > Claim.MAX_LIMIT) {
-            return Flux.range(0, (leases.size() + Claim.MAX_LIMIT - 1) / Claim.MAX_LIMIT)
-                    .concatMap(i -> releaseLeases(leases.subList(i * Claim.MAX_LIMIT,
-                            Math.min(leases.size(), (i + 1) * Claim.MAX_LIMIT)), reason));
-        }
-        if (leases.isEmpty()) {
-            return Flux.empty();
-        }
+        return Flux.fromIterable(leases).buffer(Claim.MAX_LIMIT).concatMap(chunk -> release(chunk, reason));
+    }
+
+    private Flux<Task> release(List<LeaseKey> leases, String reason) {
         return db.sql(TaskSql.RELEASE_LEASES)
                 .bind("ids", leases.stream().map(LeaseKey::taskId).toArray(Long[]::new))
                 .bind("leaseIds", leases.stream().map(LeaseKey::leaseId).toArray(UUID[]::new))
