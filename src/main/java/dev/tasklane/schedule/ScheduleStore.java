@@ -12,10 +12,10 @@ import dev.tasklane.support.ExactJson;
 import dev.tasklane.support.JsonbColumn;
 import io.r2dbc.spi.Readable;
 import org.jspecify.annotations.Nullable;
-import org.springframework.r2dbc.connection.R2dbcTransactionManager;
 import org.springframework.r2dbc.core.DatabaseClient;
 import org.springframework.r2dbc.core.Parameter;
 import org.springframework.stereotype.Component;
+import org.springframework.transaction.ReactiveTransactionManager;
 import org.springframework.transaction.reactive.TransactionalOperator;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -33,9 +33,9 @@ public class ScheduleStore {
     private final TransactionalOperator transactions;
     private final TaskStore tasks;
 
-    ScheduleStore(DatabaseClient db, TaskStore tasks) {
+    ScheduleStore(DatabaseClient db, ReactiveTransactionManager transactionManager, TaskStore tasks) {
         this.db = db;
-        this.transactions = TransactionalOperator.create(new R2dbcTransactionManager(db.getConnectionFactory()));
+        this.transactions = TransactionalOperator.create(transactionManager);
         this.tasks = tasks;
     }
 
