@@ -62,15 +62,9 @@ public final class TcpProxy implements AutoCloseable {
     }
 
     /**
-     * Like {@link #stallOpen()}, and a side that closes one of those connections is not passed on
-     * to the other either: a network partition, where the peer beyond never hears of the close.
+     * Like {@link #stall()}, and a side that closes a connection is not passed on to the other
+     * either: a network partition, where the peer beyond never hears of the close.
      */
-    public void partitionOpen() {
-        partitioned = true;
-        stallOpen();
-    }
-
-    /** Like {@link #partitionOpen()} for every connection, open or new: nothing gets through either way. */
     public void partition() {
         partitioned = true;
         stall();
