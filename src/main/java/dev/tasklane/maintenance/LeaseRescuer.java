@@ -15,7 +15,8 @@ import reactor.core.publisher.Mono;
 /**
  * Ends attempts whose lease expired (their worker died, hung or lost the database) or whose
  * timeout passed, every {@code TASKLANE_RESCUE_INTERVAL}: back in their queue with the attempt
- * counted, or failed when none is left. Every replica runs it, on the workers' own pool; SKIP
+ * counted, or failed when none is left; and forgets stray running rows (see
+ * {@code TaskSql.FORGET_STRAY_ROWS}). Every replica runs it, on the workers' own pool; SKIP
  * LOCKED in the statement keeps them off each other's rows.
  */
 @Component
@@ -41,12 +42,20 @@ final class LeaseRescuer extends PeriodicJob {
         });
     }
 
-    /** Rescues until no expired lease is left; emits how many tasks it rescued. */
+    /**
+     * Rescues until no expired lease is left, then forgets the running rows of tasks no longer
+     * running; emits how many tasks it rescued.
+     */
     Mono<Long> rescueAll() {
         return rescueBatch()
                 .expand(rescued -> rescued.size() < BATCH ? Mono.empty() : rescueBatch())
                 .map(rescued -> (long) rescued.size())
-                .reduce(0L, Long::sum);
+                .reduce(0L, Long::sum)
+                .flatMap(rescued -> store.forgetStrayRows().doOnNext(stray -> {
+                    if (stray > 0) {
+                        log.warn("Forgot {} running rows of tasks no longer running", stray);
+                    }
+                }).thenReturn(rescued));
     }
 
     private Mono<List<Task>> rescueBatch() {

@@ -55,22 +55,19 @@ final class Retention extends PeriodicJob {
     }
 
     /**
-     * Prunes until nothing old enough is left: finished tasks and the tombstones of deleted ones,
-     * then the event batches that no task still needs; emits how many tasks it pruned.
+     * Prunes until nothing old enough is left: finished tasks with the event batches that no task
+     * still needs, and the tombstones of deleted tasks; emits how many tasks it pruned.
      */
     Mono<Long> pruneAll() {
         return Mono.defer(() -> {
             Instant before = clock.instant().minus(retention);
-            Mono<Long> tasks = store.pruneFinished(before, BATCH)
-                    .expand(pruned -> pruned < BATCH ? Mono.empty() : store.pruneFinished(before, BATCH))
-                    .reduce(0L, Long::sum);
+            // Finished tasks are found through the event batches that hold their events, which go with them.
+            Mono<Long> tasks = store.pruneOld(before, -1, BATCH)
+                    .expand(round -> round.goesOn() ? store.pruneOld(before, round.last(), BATCH) : Mono.empty())
+                    .reduce(0L, (sum, round) -> sum + round.tasks());
             Mono<Long> deleted = store.pruneTombstones(before, BATCH)
                     .expand(pruned -> pruned < BATCH ? Mono.empty() : store.pruneTombstones(before, BATCH))
                     .reduce(0L, Long::sum);
-            // Event batches go once every task they hold is gone or finished long enough: after the tasks.
-            Mono<Long> events = store.pruneEvents(before, -1, BATCH)
-                    .expand(round -> round.old() < BATCH ? Mono.empty() : store.pruneEvents(before, round.lastOld(), BATCH))
-                    .then(Mono.just(0L));
             // Rate bookkeeping past every window: not counted as pruned tasks.
             Mono<Long> claimStarts = queues.pruneClaimStarts(BATCH * 10)
                     .expand(pruned -> pruned < BATCH * 10 ? Mono.empty() : queues.pruneClaimStarts(BATCH * 10))
@@ -79,7 +76,7 @@ final class Retention extends PeriodicJob {
             Mono<Long> fires = schedules.pruneFires(before, BATCH * 10)
                     .expand(pruned -> pruned < BATCH * 10 ? Mono.empty() : schedules.pruneFires(before, BATCH * 10))
                     .then(Mono.just(0L));
-            return tasks.zipWith(deleted, Long::sum).flatMap(pruned -> events.thenReturn(pruned))
+            return tasks.zipWith(deleted, Long::sum)
                     .zipWith(claimStarts, Long::sum).zipWith(fires, Long::sum);
         });
     }

@@ -40,47 +40,49 @@ final class QueueSql {
 
     /**
      * The depth metrics: per queue, how many tasks wait and run, and how long the longest-waiting
-     * due task has waited; paused queues too. Behind a large backlog of delayed tasks it still
-     * reads no row of the table for them: the counts come from the partial indexes alone (an
-     * index-only scan once vacuum has marked the pages all-visible; before that the planner may
-     * rightly scan the table), and the oldest due task is found as a claim finds the next one,
-     * walking the claim index from one queue to the next and from one priority to the next (a
-     * seek each) and reading only the rows due now. Reading every waiting row, as it did, took
-     * 260 ms of a core per million delayed tasks, every interval, on every replica, and the
-     * pickups of that moment waited for the core.
+     * due task has waited; paused queues too. It reads the ready and running rows (V023), never
+     * the task table: the counts come from their indexes (an index-only scan once vacuum has marked
+     * the pages all-visible; before that the planner may rightly scan the table), and the oldest
+     * due task is found as a claim finds the next one, walking the claim index from one queue to
+     * the next and from one priority to the next (a seek each) and reading only the rows due now.
+     * Behind a large backlog of delayed tasks it reads no row of them: reading every waiting row,
+     * as it once did, took 260 ms of a core per million delayed tasks, every interval, on every
+     * replica, and the pickups of that moment waited for the core.
      */
     static final String DEPTH = """
             WITH RECURSIVE queues AS (
-                (SELECT queue FROM task WHERE state = 'queued' ORDER BY queue LIMIT 1)
+                (SELECT queue FROM task_ready WHERE priority BETWEEN -100 AND 100 ORDER BY queue LIMIT 1)
                 UNION ALL
-                SELECT (SELECT t.queue FROM task t WHERE t.state = 'queued' AND t.queue > q.queue
-                        ORDER BY t.queue LIMIT 1)
+                SELECT (SELECT r.queue FROM task_ready r
+                        WHERE r.queue > q.queue AND r.priority BETWEEN -100 AND 100 ORDER BY r.queue LIMIT 1)
                 FROM queues q WHERE q.queue IS NOT NULL
             ),
             priorities AS (
-                SELECT q.queue, (SELECT t.priority FROM task t WHERE t.queue = q.queue AND t.state = 'queued'
-                                 ORDER BY t.priority DESC LIMIT 1) AS priority
+                SELECT q.queue, (SELECT r.priority FROM task_ready r
+                                 WHERE r.queue = q.queue AND r.priority BETWEEN -100 AND 100
+                                 ORDER BY r.priority DESC LIMIT 1) AS priority
                 FROM queues q WHERE q.queue IS NOT NULL
                 UNION ALL
-                SELECT p.queue, (SELECT t.priority FROM task t
-                                 WHERE t.queue = p.queue AND t.state = 'queued' AND t.priority < p.priority
-                                 ORDER BY t.priority DESC LIMIT 1)
+                SELECT p.queue, (SELECT r.priority FROM task_ready r
+                                 WHERE r.queue = p.queue AND r.priority BETWEEN -100 AND 100 AND r.priority < p.priority
+                                 ORDER BY r.priority DESC LIMIT 1)
                 FROM priorities p WHERE p.priority IS NOT NULL
             ),
             due AS (
                 SELECT p.queue, min(d.available) AS oldest_due
                 FROM priorities p CROSS JOIN LATERAL (
-                    SELECT min(greatest(t.created_at, t.run_at)) AS available FROM task t
-                    WHERE t.queue = p.queue AND t.state = 'queued' AND t.priority = p.priority AND t.run_at <= now()
+                    SELECT min(greatest(r.created_at, r.run_at)) AS available FROM task_ready r
+                    WHERE r.queue = p.queue AND r.priority BETWEEN -100 AND 100 AND r.priority = p.priority
+                      AND r.run_at <= now()
                 ) d
                 WHERE p.priority IS NOT NULL
                 GROUP BY p.queue
             ),
             waiting AS (
-                SELECT queue, count(*) AS queued FROM task WHERE state = 'queued' GROUP BY queue
+                SELECT queue, count(*) AS queued FROM task_ready WHERE priority BETWEEN -100 AND 100 GROUP BY queue
             ),
             running AS (
-                SELECT queue, count(*) AS running FROM task WHERE state = 'running' GROUP BY queue
+                SELECT queue, count(*) AS running FROM task_running GROUP BY queue
             ),
             names AS (
                 SELECT queue FROM waiting UNION SELECT queue FROM running UNION SELECT name FROM queue
@@ -185,12 +187,11 @@ final class QueueSql {
                             WHERE s.queue = q.name AND s.concurrency_key = per_key.concurrency_key
                               AND s.started_at > now() - q.rate_per_key_period_seconds * interval '1 second'), 0)))), 0)::bigint
                            AS held_per_key_rate
-                FROM (SELECT t.concurrency_key,
-                             count(*) FILTER (WHERE t.state = 'queued' AND t.run_at <= now()) AS due,
-                             count(*) FILTER (WHERE t.state = 'running') AS running
-                      FROM task t
-                      WHERE t.queue = q.name AND t.state IN ('queued', 'running')
-                      GROUP BY t.concurrency_key) per_key
+                FROM (SELECT concurrency_key, coalesce(w.due, 0) AS due, coalesce(r.running, 0) AS running
+                      FROM (SELECT concurrency_key, count(*) AS due FROM task_ready
+                            WHERE queue = q.name AND run_at <= now() GROUP BY concurrency_key) w
+                      FULL JOIN (SELECT concurrency_key, count(*) AS running FROM task_running
+                                 WHERE queue = q.name GROUP BY concurrency_key) r USING (concurrency_key)) per_key
             ) k
             WHERE q.flow_controlled AND (CAST(:queue AS text) IS NULL OR q.name = :queue)
             """;

@@ -92,6 +92,36 @@ final class TaskSql {
             "jsonb_build_object('runAt', to_char(run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), 'error', last_error)";
 
     /**
+     * The CTE {@code readied}: a ready row (V023) for each row of CTE {@code source} (task rows as
+     * written) that is queued now, so that claims find it. A ready row left behind (see
+     * {@link #FORGET_STRAY_ROWS}) is written over, never a reason to fail.
+     */
+    private static String enterReady(String source) {
+        return """
+                readied AS (
+                    INSERT INTO task_ready (id, queue, type, priority, run_at, concurrency_key, created_at)
+                    SELECT id, queue, type, priority, run_at, concurrency_key, created_at FROM %s WHERE state = 'queued'
+                    ON CONFLICT (id) DO UPDATE
+                    SET queue = EXCLUDED.queue, type = EXCLUDED.type, priority = EXCLUDED.priority,
+                        run_at = EXCLUDED.run_at, concurrency_key = EXCLUDED.concurrency_key,
+                        created_at = EXCLUDED.created_at
+                )""".formatted(source);
+    }
+
+    /**
+     * The CTE {@code stopped}: deletes the running rows (V023) of the rows of CTE {@code source}
+     * (with the task's id, queue and concurrency key) that meet {@code condition}: tasks that were
+     * running and no longer are.
+     */
+    private static String leaveRunning(String source, String condition) {
+        return """
+                stopped AS (
+                    DELETE FROM task_running r USING %s s
+                    WHERE %s AND r.queue = s.queue AND r.concurrency_key = s.concurrency_key AND r.id = s.id
+                )""".formatted(source, condition);
+    }
+
+    /**
      * Inserts a batch of tasks for one queue and their {@code queued} events; returns the rows it
      * inserted with their position in the batch ({@code ord}, from 1). Rows whose idempotency key
      * already exists on the queue are skipped, not returned. Ids are drawn before the insert so
@@ -131,7 +161,7 @@ final class TaskSql {
                 ON CONFLICT (queue, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
                 RETURNING *
             ),
-            """ + appendEvents("inserted", "'queued'", QUEUED_DETAIL) + """
+            """ + appendEvents("inserted", "'queued'", QUEUED_DETAIL) + ",\n" + enterReady("inserted") + "\n" + """
             SELECT input.ord, inserted.*
             FROM inserted JOIN input USING (id)
             """;
@@ -175,8 +205,9 @@ final class TaskSql {
     /**
      * A debounced enqueue that finds the key's task still waiting (queued, never started): replaces
      * its payload and moves its run to now + the delay, never past its debounce_until (least()
-     * ignores a null bound); writes a queued event with the new runAt. A claim that holds the row
-     * makes this wait and then find it running, so nothing is moved.
+     * ignores a null bound), and its ready row with it; writes a queued event with the new runAt. A
+     * claim that holds the row makes this wait and then find it running, so nothing is moved; a
+     * claim that holds only the ready row skips the task row this holds, and this waits for it.
      */
     static final String DEBOUNCE = """
             WITH target AS MATERIALIZED (
@@ -186,19 +217,25 @@ final class TaskSql {
                 LIMIT 1
                 FOR UPDATE
             ),
-            """ + oneBatch("SELECT 1 FROM target") + """
+            ready AS MATERIALIZED (
+                SELECT r.id FROM task_ready r WHERE r.id = (SELECT id FROM target) FOR UPDATE
+            ),
+            """ + oneBatch("SELECT 1 FROM ready") + """
             changed AS (
                 UPDATE task t
                 SET payload = :payload::jsonb,
                     run_at = least(statement_timestamp() + :delayMs * interval '1 millisecond', t.debounce_until),
                     event_previous = t.event_batch, event_batch = batch.first_id
-                FROM target CROSS JOIN batch
-                WHERE t.id = target.id
+                FROM ready CROSS JOIN batch
+                WHERE t.id = ready.id
                 RETURNING t.*
             ),
             """ + appendEvents("changed", "'queued'", """
                     jsonb_build_object('runAt', to_char(run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
-                                       'error', null, 'debounced', true)""") + """
+                                       'error', null, 'debounced', true)""") + ",\n" + """
+            moved AS (
+                UPDATE task_ready r SET run_at = c.run_at FROM changed c WHERE r.id = c.id
+            )
             SELECT * FROM changed
             """;
 
@@ -253,54 +290,52 @@ final class TaskSql {
             """;
 
     /**
-     * Retention: deletes up to :limit terminal tasks that finished before :before, oldest first.
-     * SKIP LOCKED leaves rows another replica is pruning (or someone is retrying) alone; finished
-     * rows are outside the claim index, so this never stands in a claim's way. Their events go
-     * with the batches that hold them ({@link #PRUNE_EVENTS}).
+     * Retention of tasks and events, one round: walks the event batches after the batch :after in
+     * id order until it has seen :limit events (at least one batch), and of those written before
+     * :before deletes every task they name that finished before :before, then every batch none of
+     * whose tasks is left. Finished tasks have no index of their own (an index on the finish time
+     * would keep the outcome's update from being HOT, see V023): the batch that holds a task's
+     * first event is at least as old as the task, so walking batches oldest first finds every task
+     * that finished long enough ago. A task still waiting or running (or finished since) keeps
+     * every batch that holds one of its events, since its own stream replays them. The tasks are
+     * locked SKIP LOCKED with their conditions in the locking query, which PostgreSQL checks again
+     * on the newest version of a row it locks: one that a retry is queueing again, or another
+     * replica is pruning, stays, and so do its batches, for a later round. Raises the event log's
+     * pruned-through mark in the same transaction. Answers how many tasks and batches it deleted,
+     * how many batches it looked at, how many of those were old enough, and the last it looked at:
+     * the caller goes on after that one while all were.
      */
-    static final String PRUNE_FINISHED = """
-            WITH doomed AS (
-                SELECT id FROM task
-                WHERE finished_at < :before AND state IN ('succeeded', 'failed', 'cancelled')
-                ORDER BY finished_at
-                LIMIT :limit
+    static final String PRUNE_OLD = """
+            WITH RECURSIVE walk AS (
+                (SELECT first_id, CAST(size AS bigint) AS seen FROM task_event_batch
+                 WHERE first_id > :after ORDER BY first_id LIMIT 1)
+                UNION ALL
+                SELECT n.first_id, w.seen + n.size
+                FROM walk w CROSS JOIN LATERAL (
+                    SELECT b.first_id, b.size FROM task_event_batch b
+                    WHERE b.first_id > w.first_id ORDER BY b.first_id LIMIT 1
+                ) n
+                WHERE w.seen < :limit
+            ),
+            examined AS MATERIALIZED (
+                SELECT b.first_id, b.at < :before AS old, b.task_ids FROM task_event_batch b
+                WHERE b.first_id = ANY (ARRAY(SELECT first_id FROM walk))
+            ),
+            finished AS MATERIALIZED (
+                SELECT t.id FROM task t
+                WHERE t.id = ANY (ARRAY(SELECT DISTINCT unnest(task_ids) FROM examined WHERE old))
+                  AND t.state IN ('succeeded', 'failed', 'cancelled') AND t.finished_at < :before
+                ORDER BY t.id
                 FOR UPDATE SKIP LOCKED
             ),
             tasks AS (
-                DELETE FROM task t USING doomed d WHERE t.id = d.id RETURNING t.id
-            )
-            SELECT count(*) AS pruned FROM tasks
-            """;
-
-    /**
-     * Retention of events: looks at the next :limit event batches after the batch :after, in id
-     * order, and deletes those written before :before whose every task is gone or finished before
-     * :before: a task still waiting or running (or finished since) keeps every batch that holds one
-     * of its events, since its own stream replays them. So a batch goes when every task of it that
-     * still exists can be share-locked as finished before :before: one that cannot (waiting,
-     * running, finished since, or held locked by a retry about to queue it again, which this
-     * statement's snapshot cannot see yet) keeps it for a later round. The conditions sit in the
-     * locking subquery, which PostgreSQL checks again on the newest version of a row it locks: a
-     * retry that committed after this statement's snapshot leaves its task queued, no longer
-     * counted, and the batch stays. Raises the event log's pruned-through mark
-     * in the same transaction. Answers how many batches it deleted, and how many of those it looked
-     * at were old enough, with the last of them: the caller goes on after it while all were.
-     */
-    static final String PRUNE_EVENTS = """
-            WITH examined AS MATERIALIZED (
-                SELECT first_id, at FROM task_event_batch
-                WHERE first_id > :after
-                ORDER BY first_id
-                LIMIT :limit
+                DELETE FROM task t WHERE t.id = ANY (ARRAY(SELECT id FROM finished)) RETURNING t.id
             ),
             doomed AS MATERIALIZED (
                 SELECT b.first_id FROM task_event_batch b
-                WHERE b.first_id = ANY (ARRAY(SELECT first_id FROM examined WHERE at < :before))
-                  AND (SELECT count(*) FROM task t WHERE t.id = ANY (b.task_ids))
-                      = (SELECT count(*) FROM (SELECT 1 FROM task t WHERE t.id = ANY (b.task_ids)
-                                                 AND t.state IN ('succeeded', 'failed', 'cancelled')
-                                                 AND t.finished_at < :before
-                                               FOR KEY SHARE SKIP LOCKED) lockable)
+                WHERE b.first_id = ANY (ARRAY(SELECT first_id FROM examined WHERE old))
+                  AND NOT EXISTS (SELECT 1 FROM task t
+                                  WHERE t.id = ANY (b.task_ids) AND t.id <> ALL (ARRAY(SELECT id FROM finished)))
                 ORDER BY b.first_id
                 FOR UPDATE SKIP LOCKED
             ),
@@ -312,9 +347,11 @@ final class TaskSql {
                 UPDATE event_retention SET pruned_through = greatest(pruned_through, (SELECT max(last_id) FROM deleted))
                 WHERE EXISTS (SELECT 1 FROM deleted)
             )
-            SELECT (SELECT count(*) FROM deleted) AS pruned,
-                   (SELECT count(*) FROM examined WHERE at < :before) AS old,
-                   (SELECT max(first_id) FROM examined WHERE at < :before) AS last_old
+            SELECT (SELECT count(*) FROM tasks) AS tasks,
+                   (SELECT count(*) FROM deleted) AS pruned,
+                   (SELECT count(*) FROM examined) AS examined,
+                   (SELECT count(*) FROM examined WHERE old) AS old,
+                   (SELECT max(first_id) FROM examined) AS last_examined
             """;
 
     /** The state of one task, to explain why a conditional change did nothing. */
@@ -389,7 +426,7 @@ final class TaskSql {
     static final String CLAIM_BUDGET = """
             SELECT greatest(0, least(:limit,
                 CASE WHEN CAST(:maxRunning AS integer) IS NULL THEN NULL
-                     ELSE :maxRunning - (SELECT count(*) FROM task WHERE queue = :queue AND state = 'running') END,
+                     ELSE :maxRunning - (SELECT count(*) FROM task_running WHERE queue = :queue) END,
                 CASE WHEN CAST(:rateCount AS integer) IS NULL THEN NULL
                      ELSE :rateCount - (SELECT coalesce(sum(s.tasks), 0) FROM queue_claim_start s
                                         WHERE s.queue = :queue AND s.started_at > statement_timestamp()
@@ -408,22 +445,19 @@ final class TaskSql {
      * starting after the key that had the last turn (queue.last_key), then every key's second, and
      * so on. Only the picked rows are locked, SKIP LOCKED for the few that a cancel holds; no other
      * claimer reads this queue meanwhile. The picked rows are found by id from an array, whatever
-     * the planner guesses of their number. Waiting rows are named as task_claim_key_idx names them
-     * and their state tested as {@code (state = 'queued') IS TRUE}, which no index can serve, so
-     * that stale statistics cannot lead the planner to another index (see migration V012). A
-     * task's run_at is read against the transaction's start.
+     * the planner guesses of their number. Waiting tasks are read from their ready rows (V023), by
+     * the key index there. A task's run_at is read against the transaction's start.
      */
     static final String CLAIM_BY_KEY = """
             WITH RECURSIVE keys AS (
-                (SELECT concurrency_key AS k FROM task
-                 WHERE queue = :queue AND lease_id IS NULL AND finished_at IS NULL AND (state = 'queued') IS TRUE
+                (SELECT concurrency_key AS k FROM task_ready
+                 WHERE queue = :queue
                    AND NOT EXISTS (SELECT 1 FROM queue q WHERE q.name = :queue AND q.paused)
                  ORDER BY concurrency_key LIMIT 1)
                 UNION ALL
-                SELECT (SELECT t.concurrency_key FROM task t
-                        WHERE t.queue = :queue AND t.lease_id IS NULL AND t.finished_at IS NULL
-                          AND (t.state = 'queued') IS TRUE AND t.concurrency_key > keys.k
-                        ORDER BY t.concurrency_key LIMIT 1)
+                SELECT (SELECT w.concurrency_key FROM task_ready w
+                        WHERE w.queue = :queue AND w.concurrency_key > keys.k
+                        ORDER BY w.concurrency_key LIMIT 1)
                 FROM keys WHERE keys.k IS NOT NULL
             ),
             turns AS MATERIALIZED (
@@ -439,8 +473,8 @@ final class TaskSql {
                            :maxRunningPerKey - coalesce(r.running, 0),
                            :ratePerKeyCount - coalesce(s.started, 0))) AS room
                 FROM turns t
-                LEFT JOIN (SELECT concurrency_key, count(*) AS running FROM task
-                           WHERE CAST(:maxRunningPerKey AS integer) IS NOT NULL AND queue = :queue AND state = 'running'
+                LEFT JOIN (SELECT concurrency_key, count(*) AS running FROM task_running
+                           WHERE CAST(:maxRunningPerKey AS integer) IS NOT NULL AND queue = :queue
                            GROUP BY concurrency_key) r ON r.concurrency_key = t.k
                 LEFT JOIN (SELECT concurrency_key, sum(tasks) AS started FROM queue_claim_start
                            WHERE CAST(:ratePerKeyCount AS integer) IS NOT NULL AND queue = :queue
@@ -450,13 +484,12 @@ final class TaskSql {
             candidates AS MATERIALIZED (
                 SELECT c.id, c.priority, c.run_at, r.k, r.turn, c.rank
                 FROM rooms r CROSS JOIN LATERAL (
-                    SELECT t.id, t.priority, t.run_at,
-                           row_number() OVER (ORDER BY t.priority DESC, t.run_at, t.id) AS rank
-                    FROM task t
-                    WHERE t.queue = :queue AND t.concurrency_key = r.k AND t.lease_id IS NULL AND t.finished_at IS NULL
-                      AND (t.state = 'queued') IS TRUE AND t.run_at <= now()
-                      AND (cardinality(CAST(:types AS text[])) = 0 OR t.type = ANY(CAST(:types AS text[])))
-                    ORDER BY t.priority DESC, t.run_at, t.id
+                    SELECT w.id, w.priority, w.run_at,
+                           row_number() OVER (ORDER BY w.priority DESC, w.run_at, w.id) AS rank
+                    FROM task_ready w
+                    WHERE w.queue = :queue AND w.concurrency_key = r.k AND w.run_at <= now()
+                      AND (cardinality(CAST(:types AS text[])) = 0 OR w.type = ANY(CAST(:types AS text[])))
+                    ORDER BY w.priority DESC, w.run_at, w.id
                     LIMIT r.room
                 ) c
                 WHERE r.room > 0
@@ -467,9 +500,15 @@ final class TaskSql {
                          priority DESC, run_at, id
                 LIMIT :limit
             ),
+            ready AS MATERIALIZED (
+                SELECT w.id FROM task_ready w
+                WHERE w.id = ANY (ARRAY(SELECT id FROM chosen))
+                ORDER BY w.id
+                FOR UPDATE SKIP LOCKED
+            ),
             next AS MATERIALIZED (
                 SELECT t.id FROM task t
-                WHERE t.id = ANY (ARRAY(SELECT id FROM chosen)) AND (t.state = 'queued') IS TRUE
+                WHERE t.id = ANY (ARRAY(SELECT id FROM ready))
                 ORDER BY t.id
                 FOR UPDATE OF t SKIP LOCKED
             ),
@@ -484,8 +523,15 @@ final class TaskSql {
                     progress_percent = NULL, progress_message = NULL,
                     event_previous = t.event_batch, event_batch = batch.first_id
                 FROM batch
-                WHERE t.id = ANY (ARRAY(SELECT id FROM next))
+                WHERE t.id = ANY (ARRAY(SELECT id FROM next)) AND t.state = 'queued'
                 RETURNING t.*
+            ),
+            taken AS (
+                DELETE FROM task_ready w WHERE w.id = ANY (ARRAY(SELECT id FROM next))
+            ),
+            running AS (
+                INSERT INTO task_running (id, queue, concurrency_key) SELECT id, queue, concurrency_key FROM changed
+                ON CONFLICT (queue, concurrency_key, id) DO NOTHING
             ),
             """ + appendEvents("changed", "'running'", "jsonb_build_object('workerId', worker_id)") + ",\n" + """
             starts AS (
@@ -541,17 +587,19 @@ final class TaskSql {
      */
     static final String NEXT_DUE_ANY_TYPE = """
             WITH RECURSIVE priorities AS (
-                (SELECT priority FROM task WHERE queue = :queue AND state = 'queued' ORDER BY priority DESC LIMIT 1)
+                (SELECT priority FROM task_ready WHERE queue = :queue AND priority BETWEEN -100 AND 100
+                 ORDER BY priority DESC LIMIT 1)
                 UNION ALL
-                SELECT (SELECT t.priority FROM task t
-                        WHERE t.queue = :queue AND t.state = 'queued' AND t.priority < p.priority
+                SELECT (SELECT t.priority FROM task_ready t
+                        WHERE t.queue = :queue AND t.priority BETWEEN -100 AND 100 AND t.priority < p.priority
                         ORDER BY t.priority DESC LIMIT 1)
                 FROM priorities p WHERE p.priority IS NOT NULL
             )
             SELECT ceil(extract(epoch FROM min(first.run_at) - now()) * 1000)::bigint AS due_in_ms
             FROM priorities p CROSS JOIN LATERAL (
-                SELECT t.run_at FROM task t
-                WHERE t.queue = :queue AND t.state = 'queued' AND t.priority = p.priority AND t.run_at > now()
+                SELECT t.run_at FROM task_ready t
+                WHERE t.queue = :queue AND t.priority BETWEEN -100 AND 100 AND t.priority = p.priority
+                  AND t.run_at > now()
                 ORDER BY t.run_at LIMIT 1
             ) first
             WHERE p.priority IS NOT NULL
@@ -560,18 +608,18 @@ final class TaskSql {
     /** Like {@link #NEXT_DUE_ANY_TYPE} for tasks of the types in :types only, read as {@link #CLAIM_OF_TYPES} reads them. */
     static final String NEXT_DUE_OF_TYPES = """
             WITH RECURSIVE priorities AS (
-                (SELECT priority FROM task WHERE queue = :queue AND state = 'queued' ORDER BY priority DESC LIMIT 1)
+                (SELECT priority FROM task_ready WHERE queue = :queue AND priority BETWEEN -100 AND 100
+                 ORDER BY priority DESC LIMIT 1)
                 UNION ALL
-                SELECT (SELECT t.priority FROM task t
-                        WHERE t.queue = :queue AND t.state = 'queued' AND t.priority < p.priority
+                SELECT (SELECT t.priority FROM task_ready t
+                        WHERE t.queue = :queue AND t.priority BETWEEN -100 AND 100 AND t.priority < p.priority
                         ORDER BY t.priority DESC LIMIT 1)
                 FROM priorities p WHERE p.priority IS NOT NULL
             )
             SELECT ceil(extract(epoch FROM min(first.run_at) - now()) * 1000)::bigint AS due_in_ms
             FROM priorities p CROSS JOIN unnest(:types::text[]) AS wanted(type) CROSS JOIN LATERAL (
-                SELECT t.run_at FROM task t
-                WHERE t.queue = :queue AND t.type = wanted.type AND t.state BETWEEN 'queued' AND 'queued'
-                  AND t.priority = p.priority AND t.run_at > now()
+                SELECT t.run_at FROM task_ready t
+                WHERE t.queue = :queue AND t.type = wanted.type AND t.priority = p.priority AND t.run_at > now()
                 ORDER BY t.run_at LIMIT 1
             ) first
             WHERE p.priority IS NOT NULL
@@ -639,7 +687,7 @@ final class TaskSql {
                                ELSE
                                """ + QUEUED_DETAIL + """
                                END
-                       END""") + ",\n" + """
+                       END""") + ",\n" + enterReady("changed") + ",\n" + leaveRunning("changed", "true") + ",\n" + """
             notified AS (
                 SELECT pg_notify('tasklane_events', '') FROM (SELECT 1 FROM changed LIMIT 1) AS any_row
             )
@@ -747,7 +795,8 @@ final class TaskSql {
                 WHERE t.id = h.id AND t.lease_id = h.lease_id AND t.state = 'running'
                 RETURNING t.*
             ),
-            """ + appendEvents("changed", "'queued'", QUEUED_DETAIL) + ",\n" + """
+            """ + appendEvents("changed", "'queued'", QUEUED_DETAIL) + ",\n" + enterReady("changed") + ",\n"
+                    + leaveRunning("changed", "true") + ",\n" + """
             notified AS (
                 SELECT pg_notify('tasklane_events', '') FROM (SELECT 1 FROM changed LIMIT 1) AS any_row
             )
@@ -778,7 +827,8 @@ final class TaskSql {
                   AND t.lease_id = :leaseId AND t.lease_expires_at > now()
                 RETURNING t.*
             ),
-            """ + appendEvents("changed", "'queued'", QUEUED_DETAIL) + ",\n" + """
+            """ + appendEvents("changed", "'queued'", QUEUED_DETAIL) + ",\n" + enterReady("changed") + ",\n"
+                    + leaveRunning("changed", "true") + ",\n" + """
             notified AS (
                 SELECT pg_notify('tasklane_events', '') FROM (SELECT 1 FROM changed LIMIT 1) AS any_row
             )
@@ -788,17 +838,17 @@ final class TaskSql {
     /**
      * Puts back to queued, without counting the attempt, every task that one claim took and still
      * holds: for a claim whose caller stopped waiting, or whose answer was lost. Finds them among
-     * the queue's running tasks (the running index), by the lease id the claimer drew. Returns them.
+     * the queue's running rows, by the lease id the claimer drew. Returns them.
      * Nobody ran them, so a task this claim started for the first time (its first attempt, never
      * snoozed, never handed back: a hand-back, like any release, leaves its error) is again one
      * that never started, for unique {@code waiting} and debounce.
      */
     static final String RELEASE_CLAIM = """
             WITH claimed AS MATERIALIZED (
-                SELECT id FROM task
-                WHERE queue = :queue AND state = 'running' AND lease_id = :leaseId
-                ORDER BY id
-                FOR UPDATE
+                SELECT t.id FROM task_running r JOIN task t ON t.id = r.id
+                WHERE r.queue = :queue AND t.state = 'running' AND t.lease_id = :leaseId
+                ORDER BY t.id
+                FOR UPDATE OF t
             ),
             """ + oneBatchAfterLocking("claimed") + """
             changed AS (
@@ -812,7 +862,8 @@ final class TaskSql {
                 WHERE t.id = claimed.id AND t.state = 'running' AND t.lease_id = :leaseId
                 RETURNING t.*
             ),
-            """ + appendEvents("changed", "'queued'", QUEUED_DETAIL) + ",\n" + """
+            """ + appendEvents("changed", "'queued'", QUEUED_DETAIL) + ",\n" + enterReady("changed") + ",\n"
+                    + leaveRunning("changed", "true") + ",\n" + """
             notified AS (
                 SELECT pg_notify('tasklane_events', '') FROM (SELECT 1 FROM changed LIMIT 1) AS any_row
             )
@@ -822,16 +873,17 @@ final class TaskSql {
     /**
      * Ends up to :limit attempts whose lease has expired (their worker died, hung or lost the
      * database) or whose timeout has passed (a lease never outlasts it): back to queued, attempt
-     * counted, or failed when attempts are exhausted. SKIP LOCKED lets any number of replicas run
+     * counted, or failed when attempts are exhausted. It reads every running task's row (found by
+     * the running rows): their number is bounded by what workers hold. SKIP LOCKED lets any number of replicas run
      * it at once without waiting on, or doing twice, the same rows.
      */
     static final String RESCUE_EXPIRED = """
             WITH expired AS MATERIALIZED (
-                SELECT id, queue FROM task
-                WHERE state = 'running' AND lease_expires_at <= now()
-                ORDER BY lease_expires_at
+                SELECT t.id, t.queue FROM task_running r JOIN task t ON t.id = r.id
+                WHERE t.state = 'running' AND t.lease_expires_at <= now()
+                ORDER BY t.lease_expires_at
                 LIMIT :limit
-                FOR UPDATE SKIP LOCKED
+                FOR UPDATE OF t SKIP LOCKED
             ),
             """ + batchPerQueue("expired") + """
             changed AS (
@@ -849,11 +901,33 @@ final class TaskSql {
             ),
             """ + appendEvents("changed", "state",
                 "CASE state WHEN 'failed' THEN jsonb_build_object('error', last_error) ELSE " + QUEUED_DETAIL + " END")
-            + ",\n" + """
+            + ",\n" + enterReady("changed") + ",\n" + leaveRunning("changed", "true") + ",\n" + """
             notified AS (
                 SELECT pg_notify('tasklane_events', '') FROM (SELECT 1 FROM changed LIMIT 1) AS any_row
             )
             SELECT changed.* FROM changed LEFT JOIN notified ON true
+            """;
+
+    /**
+     * Deletes the running rows (V023) of tasks that are not running, which a statement can leave
+     * behind only when it waited for a task row's lock and the lock's holder had written the task's
+     * running row after the waiting statement began (a pull worker's outcome without a lease id,
+     * racing the same worker's next claim of the task): left alone, such a row would hold a slot of
+     * the queue's flow control for ever. Reads every running row. The task rows are share-locked
+     * with their state tested in the locking query, which PostgreSQL tests again on the newest
+     * version: a task that a claim is starting again right now (whose running row the claim found
+     * already there) is not running in this statement's snapshot but is in its newest version, and
+     * keeps its row. A stray ready row needs no such sweep: the claim that reaches it finds its
+     * task not queued and deletes it, and a task queued again writes over it.
+     */
+    static final String FORGET_STRAY_ROWS = """
+            WITH not_running AS MATERIALIZED (
+                SELECT t.id FROM task t
+                WHERE t.id = ANY (ARRAY(SELECT id FROM task_running)) AND t.state <> 'running'
+                FOR SHARE OF t SKIP LOCKED
+            )
+            DELETE FROM task_running r
+            WHERE r.id = ANY (ARRAY(SELECT id FROM not_running)) OR NOT EXISTS (SELECT 1 FROM task t WHERE t.id = r.id)
             """;
 
     /**
@@ -888,7 +962,7 @@ final class TaskSql {
                 WHERE t.id = ANY (ARRAY(SELECT id FROM locked)) AND b.queue = t.queue
                 RETURNING t.*
             ),
-            """ + appendEvents("changed", "'queued'", QUEUED_DETAIL) + ",\n" + """
+            """ + appendEvents("changed", "'queued'", QUEUED_DETAIL) + ",\n" + enterReady("changed") + ",\n" + """
             notified AS (
                 SELECT pg_notify('tasklane_events', '') FROM (SELECT 1 FROM changed LIMIT 1) AS any_row
             )
@@ -898,11 +972,24 @@ final class TaskSql {
     /**
      * Cancels the queued and running tasks among :ids (one, for a single cancel); returns each
      * with the worker and lease that were running it, so that exactly those attempts can be
-     * stopped. Locks the rows in id order first.
+     * stopped. Runs after {@link #LOCK_FOR_CANCEL} in the same transaction: a statement sees the
+     * ready and running rows that were committed before it began, and a claim that this waited for
+     * in its own lock would have written the task's running row after that (the task row, locked
+     * again, is read as it is now; the narrow rows could not be). Then waits for a ready row only
+     * where a claim holds it and has skipped the task row this holds, never the other way round.
      */
+    static final String LOCK_FOR_CANCEL = """
+            SELECT count(*) AS locked FROM (
+                SELECT id FROM task
+                WHERE id = ANY (:ids::bigint[]) AND state IN ('queued', 'running')
+                ORDER BY id
+                FOR UPDATE
+            ) waiting_or_running
+            """;
+
     static final String CANCEL_MANY = """
             WITH before AS MATERIALIZED (
-                SELECT id, queue, worker_id, lease_id FROM task
+                SELECT id, queue, state, concurrency_key, worker_id, lease_id FROM task
                 WHERE id = ANY (:ids::bigint[]) AND state IN ('queued', 'running')
                 ORDER BY id
                 FOR UPDATE
@@ -918,6 +1005,10 @@ final class TaskSql {
                 RETURNING t.*
             ),
             """ + appendEvents("changed", "'cancelled'", "'{}'::jsonb") + ",\n" + """
+            unready AS (
+                DELETE FROM task_ready r USING before b WHERE b.state = 'queued' AND r.id = b.id
+            ),
+            """ + leaveRunning("before", "s.state = 'running'") + ",\n" + """
             notified AS (
                 SELECT pg_notify('tasklane_events', '') FROM (SELECT 1 FROM changed LIMIT 1) AS any_row
             )

@@ -676,13 +676,6 @@ public class TaskStore {
                 .flatMapIterable(rescued -> rescued);
     }
 
-    /** Deletes up to {@code limit} terminal tasks finished before {@code before}; emits how many. */
-    public Mono<Long> pruneFinished(Instant before, int limit) {
-        return db.sql(TaskSql.PRUNE_FINISHED).bind("before", before).bind("limit", limit)
-                .map(row -> Objects.requireNonNull(row.get("pruned", Long.class)))
-                .one();
-    }
-
     /** Deletes the tombstones of up to {@code limit} deleted tasks that finished before {@code before}; emits how many. */
     public Mono<Long> pruneTombstones(Instant before, int limit) {
         return db.sql(TaskSql.PRUNE_TOMBSTONES).bind("before", before).bind("limit", limit)
@@ -691,27 +684,36 @@ public class TaskStore {
     }
 
     /**
-     * One round of event retention over the {@code limit} batches after {@code after}; see
-     * {@link TaskSql#PRUNE_EVENTS}.
+     * One round of retention of tasks and events over the batches after {@code after}, until
+     * {@code limit} events were seen; see {@link TaskSql#PRUNE_OLD}.
      */
-    public Mono<EventPruning> pruneEvents(Instant before, long after, int limit) {
-        return db.sql(TaskSql.PRUNE_EVENTS).bind("before", before).bind("after", after).bind("limit", limit)
+    public Mono<Pruning> pruneOld(Instant before, long after, int limit) {
+        return db.sql(TaskSql.PRUNE_OLD).bind("before", before).bind("after", after).bind("limit", limit)
                 .map(row -> {
-                    Long lastOld = row.get("last_old", Long.class);
-                    return new EventPruning(Objects.requireNonNull(row.get("pruned", Long.class)),
-                            Objects.requireNonNull(row.get("old", Long.class)), lastOld == null ? after : lastOld);
+                    Long last = row.get("last_examined", Long.class);
+                    return new Pruning(Objects.requireNonNull(row.get("tasks", Long.class)),
+                            Objects.requireNonNull(row.get("pruned", Long.class)),
+                            Objects.requireNonNull(row.get("examined", Long.class)),
+                            Objects.requireNonNull(row.get("old", Long.class)), last == null ? after : last);
                 })
                 .one();
     }
 
     /**
-     * What a round of event retention did.
+     * What a round of retention did.
      *
-     * @param pruned how many batches it deleted
-     * @param old how many of the batches it looked at were old enough to delete
-     * @param lastOld the id of the last of those, where the next round starts
+     * @param tasks how many finished tasks it deleted
+     * @param pruned how many event batches it deleted
+     * @param examined how many batches it looked at
+     * @param old how many of those were old enough to delete
+     * @param last the id of the last batch it looked at, where the next round starts
      */
-    public record EventPruning(long pruned, long old, long lastOld) {
+    public record Pruning(long tasks, long pruned, long examined, long old, long last) {
+
+        /** Whether a next round may find more: every batch this one looked at was old enough. */
+        public boolean goesOn() {
+            return examined > 0 && old == examined;
+        }
     }
 
     /** Cancels a queued or running task. */
@@ -776,12 +778,20 @@ public class TaskStore {
 
     /** Cancels the queued and running tasks among {@code ids}; returns them with the attempts that ran them. */
     public Mono<List<Cancelled>> cancelMany(List<Long> ids) {
-        return db.sql(TaskSql.CANCEL_MANY).bind("ids", ids.toArray(Long[]::new))
-                .map(row -> new Cancelled(toTask(row), row.get("previous_worker_id", String.class),
-                        row.get("previous_lease_id", UUID.class)))
-                .all()
-                .collectList()
+        Long[] array = ids.toArray(Long[]::new);
+        Mono<List<Cancelled>> cancel = db.sql(TaskSql.LOCK_FOR_CANCEL).bind("ids", array).then()
+                .then(db.sql(TaskSql.CANCEL_MANY).bind("ids", array)
+                        .map(row -> new Cancelled(toTask(row), row.get("previous_worker_id", String.class),
+                                row.get("previous_lease_id", UUID.class)))
+                        .all()
+                        .collectList());
+        return transactions.transactional(cancel)
                 .doOnNext(cancelled -> changes.ended(cancelled.stream().map(Cancelled::task).toList()));
+    }
+
+    /** Deletes the running rows of tasks no longer running; emits how many (see {@link TaskSql#FORGET_STRAY_ROWS}). */
+    public Mono<Long> forgetStrayRows() {
+        return db.sql(TaskSql.FORGET_STRAY_ROWS).fetch().rowsUpdated();
     }
 
     /** Deletes the terminal tasks among {@code ids}, leaving their events to retention; returns how many. */

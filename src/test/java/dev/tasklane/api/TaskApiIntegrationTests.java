@@ -9,6 +9,7 @@ import java.util.List;
 import dev.tasklane.testsupport.IntegrationTest;
 import dev.tasklane.testsupport.TaskFixtures;
 import dev.tasklane.testsupport.TestDatabase;
+import dev.tasklane.testsupport.TaskRows;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.http.client.reactive.ReactorClientHttpConnector;
@@ -376,6 +377,7 @@ final class TaskApiIntegrationTests extends IntegrationTest {
             statement.setLong(2, id);
             statement.executeUpdate();
         }
+        TaskRows.follow(id);
     }
 
     static List<String> query(String sql, long id) throws SQLException {

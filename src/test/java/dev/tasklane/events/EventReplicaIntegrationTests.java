@@ -31,6 +31,7 @@ import dev.tasklane.testsupport.TaskFixtures;
 import dev.tasklane.testsupport.Tasks;
 import dev.tasklane.testsupport.TcpProxy;
 import dev.tasklane.testsupport.TestDatabase;
+import dev.tasklane.testsupport.TaskRows;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -255,11 +256,13 @@ final class EventReplicaIntegrationTests {
                 // Writers elsewhere keep appending events while this replica cannot see the database.
                 for (int i = 0; i < 3; i++) {
                     Sql.update("INSERT INTO task (queue, type) VALUES (?, 'x')", queue);
+                    TaskRows.followQueue(queue);
                     insertQueuedEvents(queue);
                 }
                 proxy.cut();
                 for (int i = 0; i < 3; i++) {
                     Sql.update("INSERT INTO task (queue, type) VALUES (?, 'x')", queue);
+                    TaskRows.followQueue(queue);
                     insertQueuedEvents(queue);
                 }
                 Sql.column("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name ="
@@ -268,6 +271,7 @@ final class EventReplicaIntegrationTests {
                 proxy.restore();
                 for (int i = 0; i < 3; i++) {
                     Sql.update("INSERT INTO task (queue, type) VALUES (?, 'x')", queue);
+                    TaskRows.followQueue(queue);
                     insertQueuedEvents(queue);
                 }
                 List<String> expected = Sql.column("SELECT e.id::text FROM task_event e WHERE e.queue = ? ORDER BY e.id", queue);

@@ -8,16 +8,14 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.UUID;
 
+import dev.tasklane.testsupport.Migrations;
 import dev.tasklane.testsupport.Replicas;
 import dev.tasklane.testsupport.SseClient;
 import dev.tasklane.testsupport.Tasks;
 import dev.tasklane.testsupport.TestDatabase;
-import org.flywaydb.core.Flyway;
 import org.flywaydb.core.api.FlywayException;
-import org.flywaydb.core.api.MigrationVersion;
 import org.junit.jupiter.api.Test;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.http.MediaType;
@@ -47,7 +45,7 @@ final class EventStorageUpgradeIntegrationTests {
             statement.execute("CREATE DATABASE " + name);
         }
         try {
-            flyway(jdbcUrl, server, "21").migrate();
+            Migrations.flyway(jdbcUrl, server, "21").migrate();
             String queue = "upgraded";
             List<Long> ids = new ArrayList<>();
             try (Connection old = DriverManager.getConnection(jdbcUrl, server.user(), server.password());
@@ -84,12 +82,12 @@ final class EventStorageUpgradeIntegrationTests {
             long halfRead = Long.parseLong(before.get(6).split(" ")[0]);
 
             // A replica of the previous release still connected: the migration refuses.
-            try (Connection oldReplica = DriverManager.getConnection(jdbcUrl, listener(server))) {
-                assertThatThrownBy(() -> flyway(jdbcUrl, server, null).migrate())
+            try (Connection oldReplica = DriverManager.getConnection(jdbcUrl, Migrations.listener(server))) {
+                assertThatThrownBy(() -> Migrations.flyway(jdbcUrl, server, null).migrate())
                         .isInstanceOf(FlywayException.class)
                         .hasMessageContaining("replicas of an earlier release are connected");
             }
-            flyway(jdbcUrl, server, null).migrate();
+            Migrations.flyway(jdbcUrl, server, null).migrate();
 
             assertThat(eventsOf(jdbcUrl, server)).as("every event, with its id, task, name, state and detail")
                     .containsExactlyElementsOf(before);
@@ -132,26 +130,6 @@ final class EventStorageUpgradeIntegrationTests {
                 statement.execute("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)");
             }
         }
-    }
-
-    private static Flyway flyway(String jdbcUrl, TestDatabase.Coordinates server, String target) {
-        var configuration = Flyway.configure().dataSource(jdbcUrl, server.user(), server.password())
-                .locations("classpath:db/migration")
-                .configuration(Map.of("flyway.postgresql.transactional.lock", "false"));
-        if (target != null) {
-            configuration.target(MigrationVersion.fromVersion(target));
-        }
-        return configuration.load();
-    }
-
-    private static Properties listener(TestDatabase.Coordinates server) {
-        Properties properties = new Properties();
-        properties.setProperty("user", server.user());
-        if (server.password() != null) {
-            properties.setProperty("password", server.password());
-        }
-        properties.setProperty("ApplicationName", "tasklane-listener");
-        return properties;
     }
 
     /** An event row as the previous release wrote it. */

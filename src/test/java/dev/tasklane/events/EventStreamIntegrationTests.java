@@ -20,6 +20,7 @@ import dev.tasklane.testsupport.TaskFixtures;
 import dev.tasklane.testsupport.Tasks;
 import dev.tasklane.testsupport.TestDatabase;
 import dev.tasklane.testsupport.WorkerIntegrationTest;
+import dev.tasklane.testsupport.TaskRows;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -285,9 +286,9 @@ final class EventStreamIntegrationTests extends WorkerIntegrationTest {
         long kept = tasks.enqueue(queue, "{\"type\": \"noop\"}").get("id").longValue();
         long cursor = Long.parseLong(Sql.column("SELECT min(id) - 1 FROM task_event WHERE task_id = ?", pruned).get(0));
         Sql.update("UPDATE task SET state = 'cancelled', finished_at = now() - interval '2 days' WHERE id = ?", pruned);
+        TaskRows.follow(pruned);
         EventRows.age(pruned, 2);
-        store.pruneFinished(Instant.now().minus(Duration.ofDays(1)), 500).block(PATIENT);
-        store.pruneEvents(Instant.now().minus(Duration.ofDays(1)), cursor, 1).block(PATIENT);
+        store.pruneOld(Instant.now().minus(Duration.ofDays(1)), cursor, 1).block(PATIENT);
         long prunedThrough = Long.parseLong(Sql.column("SELECT pruned_through FROM event_retention").get(0));
 
         List<SseClient.Event> events = SseClient.take(

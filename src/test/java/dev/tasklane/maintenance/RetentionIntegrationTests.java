@@ -10,7 +10,7 @@ import java.util.Map;
 import dev.tasklane.config.TasklaneProperties;
 import dev.tasklane.queue.QueueStore;
 import dev.tasklane.queue.TaskStore;
-import dev.tasklane.queue.TaskStore.EventPruning;
+import dev.tasklane.queue.TaskStore.Pruning;
 import dev.tasklane.schedule.ScheduleStore;
 import dev.tasklane.testsupport.EventRows;
 import dev.tasklane.testsupport.IntegrationTest;
@@ -18,6 +18,7 @@ import dev.tasklane.testsupport.Sql;
 import dev.tasklane.testsupport.TaskFixtures;
 import dev.tasklane.testsupport.Tasks;
 import dev.tasklane.testsupport.TestDatabase;
+import dev.tasklane.testsupport.TaskRows;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import reactor.core.publisher.Mono;
@@ -50,6 +51,7 @@ final class RetentionIntegrationTests extends IntegrationTest {
         finish(ids.get("recentSucceeded"), "succeeded", "6 days");
         Sql.update("UPDATE task SET state = 'running', started_at = now() - interval '9 days', worker_id = 'w',"
                 + " lease_expires_at = now() + interval '1 hour' WHERE id = ?", ids.get("running"));
+        TaskRows.follow(ids.get("running"));
         // A retried task keeps an old finished_at no longer: only terminal rows are pruned.
         Sql.update("UPDATE task SET finished_at = now() - interval '9 days' WHERE id = ?", ids.get("queuedOnceFinished"));
         long newestOldEvent = Long.parseLong(Sql.column("SELECT max(id) FROM task_event WHERE task_id IN (?, ?, ?)",
@@ -59,8 +61,8 @@ final class RetentionIntegrationTests extends IntegrationTest {
             EventRows.age(id, 10);
         }
 
-        long pruned = new Retention(store, queues, schedules, properties).pruneAll().block(Duration.ofSeconds(30));
-        pruneEventsOf(queue);
+        long pruned = new Retention(store, queues, schedules, properties).pruneAll().block(Duration.ofSeconds(30))
+                + pruneOf(queue);
 
         assertThat(pruned).isGreaterThanOrEqualTo(3);
         assertThat(Sql.column("SELECT id FROM task WHERE queue = ? ORDER BY id", queue)).containsExactly(
@@ -82,13 +84,12 @@ final class RetentionIntegrationTests extends IntegrationTest {
         Sql.update("""
                 INSERT INTO task (queue, type, state, finished_at)
                 SELECT ?, 'noop', 'succeeded', now() - interval '10 days' FROM generate_series(1, ?)""", queue, count);
-        EventRows.appendOrphans(queue, count, 1, "succeeded", "'{}'::jsonb");
+        EventRows.appendToEvery(queue, 100, "succeeded");
         Sql.update("UPDATE task_event_batch SET at = now() - interval '10 days' WHERE queue = ?", queue);
 
-        long pruned = new Retention(store, queues, schedules, properties).pruneAll().block(Duration.ofSeconds(60));
-        pruneEventsOf(queue);
+        long pruned = pruneOf(queue);
 
-        assertThat(pruned).isGreaterThanOrEqualTo(count);
+        assertThat(pruned).isEqualTo(count);
         assertThat(Sql.column("SELECT count(*) FROM task WHERE queue = ?", queue)).containsExactly("0");
         assertThat(Sql.column("SELECT count(*) FROM task_event_batch WHERE queue = ?", queue)).containsExactly("0");
     }
@@ -106,15 +107,22 @@ final class RetentionIntegrationTests extends IntegrationTest {
         finish(ids.get(1), "succeeded", "1 day"); // within retention: keeps the batch
         // ids.get(2) still waits: keeps the batch
 
-        assertThat(store.pruneEvents(before, batch - 1, 1).block(Duration.ofSeconds(10)).pruned()).isZero();
+        Pruning first = store.pruneOld(before, batch - 1, 1).block(Duration.ofSeconds(10));
+        assertThat(first.pruned()).isZero();
+        assertThat(first.tasks()).isEqualTo(1); // the one finished long enough ago goes; its batch stays for the others
         finish(ids.get(1), "succeeded", "10 days");
-        assertThat(store.pruneEvents(before, batch - 1, 1).block(Duration.ofSeconds(10)).pruned()).isZero();
-        Sql.update("DELETE FROM task WHERE id = ?", ids.get(2)); // deleted: it needs its events no more
+        Pruning second = store.pruneOld(before, batch - 1, 1).block(Duration.ofSeconds(10));
+        assertThat(second.pruned()).isZero();
+        assertThat(second.tasks()).isEqualTo(1);
+        Sql.update("UPDATE task SET state = 'cancelled', finished_at = now() - interval '9 days' WHERE id = ?",
+                ids.get(2)); // the last of them finishes long ago too
+        TaskRows.follow(ids.get(2));
 
-        EventPruning round = store.pruneEvents(before, batch - 1, 1).block(Duration.ofSeconds(10));
+        Pruning round = store.pruneOld(before, batch - 1, 1).block(Duration.ofSeconds(10));
 
+        assertThat(round.tasks()).isEqualTo(1);
         assertThat(round.pruned()).isEqualTo(1);
-        assertThat(round.lastOld()).isEqualTo(batch);
+        assertThat(round.last()).isEqualTo(batch);
         assertThat(Sql.column("SELECT count(*) FROM task_event_batch WHERE first_id = ?", batch)).containsExactly("0");
         assertThat(Long.parseLong(Sql.column("SELECT pruned_through FROM event_retention").get(0)))
                 .isGreaterThanOrEqualTo(batch + 2);
@@ -133,11 +141,15 @@ final class RetentionIntegrationTests extends IntegrationTest {
             try (Statement lock = retry.createStatement()) {
                 lock.execute("SELECT id FROM task WHERE id = " + id + " FOR UPDATE"); // as RETRY_MANY locks it
             }
-            assertThat(store.pruneEvents(before, batch - 1, 1).block(Duration.ofSeconds(10)).pruned()).isZero();
+            Pruning held = store.pruneOld(before, batch - 1, 1).block(Duration.ofSeconds(10));
+            assertThat(held.tasks()).isZero();
+            assertThat(held.pruned()).isZero();
             retry.rollback();
         }
 
-        assertThat(store.pruneEvents(before, batch - 1, 1).block(Duration.ofSeconds(10)).pruned()).isEqualTo(1);
+        Pruning round = store.pruneOld(before, batch - 1, 1).block(Duration.ofSeconds(10));
+        assertThat(round.tasks()).isEqualTo(1);
+        assertThat(round.pruned()).isEqualTo(1);
     }
 
     @Test
@@ -149,9 +161,11 @@ final class RetentionIntegrationTests extends IntegrationTest {
                 Long.parseLong(batches.get(0)), Long.parseLong(batches.get(2)));
         Instant before = Instant.now().minus(properties.retention());
 
-        EventPruning round = store.pruneEvents(before, Long.parseLong(batches.get(0)) - 1, 3).block(Duration.ofSeconds(10));
+        Pruning round = store.pruneOld(before, Long.parseLong(batches.get(0)) - 1, 3).block(Duration.ofSeconds(10));
 
+        assertThat(round.examined()).isEqualTo(3);
         assertThat(round.old()).isEqualTo(2);
+        assertThat(round.goesOn()).isFalse();
         assertThat(round.pruned()).isEqualTo(2);
         assertThat(Sql.column("SELECT first_id FROM task_event_batch WHERE queue = ?", queue)).containsExactly(batches.get(1));
     }
@@ -171,7 +185,7 @@ final class RetentionIntegrationTests extends IntegrationTest {
         long oldestEvent = Long.parseLong(Sql.column("SELECT max(id) FROM task_event WHERE task_id = ?", old).get(0));
 
         new Retention(store, queues, schedules, properties).pruneAll().block(Duration.ofSeconds(30));
-        pruneEventsOf(queue);
+        pruneOf(queue);
 
         assertThat(Sql.column("SELECT DISTINCT task_id::text FROM task_event WHERE queue = ?", queue))
                 .containsExactly(Long.toString(recent));
@@ -216,20 +230,22 @@ final class RetentionIntegrationTests extends IntegrationTest {
     }
 
     /**
-     * Event retention over the queue's batches: the shared test database holds younger batches of
-     * other tests before them, where the service's own rounds stop (batches are written in id order).
+     * Retention's rounds over the queue's batches, as the service runs them; answers how many tasks
+     * they pruned. The shared test database holds younger batches of other tests before them,
+     * where the service's own rounds, which start at the oldest batch, stop.
      */
-    private void pruneEventsOf(String queue) {
+    private long pruneOf(String queue) {
         long first = Long.parseLong(Sql.column("SELECT coalesce(min(first_id), 0) FROM task_event_batch WHERE queue = ?",
                 queue).get(0));
         Instant before = Instant.now().minus(properties.retention());
-        store.pruneEvents(before, first - 1, Retention.BATCH)
-                .expand(round -> round.old() < Retention.BATCH ? Mono.empty()
-                        : store.pruneEvents(before, round.lastOld(), Retention.BATCH))
-                .blockLast(Duration.ofSeconds(30));
+        return store.pruneOld(before, first - 1, Retention.BATCH)
+                .expand(round -> round.goesOn() ? store.pruneOld(before, round.last(), Retention.BATCH) : Mono.empty())
+                .reduce(0L, (sum, round) -> sum + round.tasks())
+                .block(Duration.ofSeconds(60));
     }
 
     private static void finish(long id, String state, String ago) {
         Sql.update("UPDATE task SET state = ?, finished_at = now() - CAST(? AS interval) WHERE id = ?", state, ago, id);
+        TaskRows.follow(id);
     }
 }

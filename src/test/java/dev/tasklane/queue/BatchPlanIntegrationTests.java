@@ -15,6 +15,7 @@ import java.util.stream.Collectors;
 import dev.tasklane.testsupport.Sql;
 import dev.tasklane.testsupport.TaskFixtures;
 import dev.tasklane.testsupport.TestDatabase;
+import dev.tasklane.testsupport.TaskRows;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -47,6 +48,7 @@ final class BatchPlanIntegrationTests {
         Sql.update("INSERT INTO task (queue, type, state, attempt, worker_id, lease_id, started_at, lease_expires_at,"
                 + " timeout_at) SELECT ?, 'noop', 'running', 1, 'w-' || (g % 2), md5(g::text)::uuid, now(),"
                 + " now() + interval '1 hour', now() + interval '2 hours' FROM generate_series(1, ?) g", queue, BATCH);
+        TaskRows.followQueue(queue);
         Sql.update("ANALYZE task");
         ids = Sql.column("SELECT id FROM task WHERE queue = ? ORDER BY id", queue);
         leaseIds = Sql.column("SELECT lease_id FROM task WHERE queue = ? ORDER BY id", queue);
@@ -56,6 +58,7 @@ final class BatchPlanIntegrationTests {
     @AfterAll
     void empty() {
         Sql.update("DELETE FROM task WHERE queue = ?", queue);
+        TaskRows.followQueue(queue);
     }
 
     @Test

@@ -15,6 +15,7 @@ import java.util.regex.Pattern;
 import dev.tasklane.testsupport.Sql;
 import dev.tasklane.testsupport.TaskFixtures;
 import dev.tasklane.testsupport.TestDatabase;
+import dev.tasklane.testsupport.TaskRows;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -50,23 +51,23 @@ final class ClaimPlanIntegrationTests {
         insert(backlog, "noop", 50_000, "now() - interval '1 day' - (g % 1000) * interval '1 second'");
         insert(mixed, "other", 50_000, "now() - (g % 1000) * interval '1 second'");
         Sql.update("ANALYZE task");
-        Sql.update("CREATE SCHEMA " + oneType);
-        for (String table : List.of("task", "task_event_batch", "queue", "queue_claim_start")) {
-            Sql.update("CREATE TABLE " + oneType + "." + table + " (LIKE public." + table + " INCLUDING ALL)");
-        }
-        Sql.update("CREATE SEQUENCE " + oneType + ".task_event_batch_seq INCREMENT BY 4096");
+        Sql.update("ANALYZE task_ready");
+        TaskSchemas.create(oneType);
         Sql.update("INSERT INTO " + oneType + ".task (queue, type, priority, run_at) SELECT q, 'noop', (g % 7) - 3,"
                 + " CASE q WHEN 'later' THEN now() + (g % 1000) * interval '1 second'"
                 + " ELSE now() - (g % 1000) * interval '1 second' END"
                 + " FROM unnest(ARRAY['few', 'many', 'later'], ARRAY[1000, 200000, 200000]) AS queues(q, n),"
                 + " generate_series(1, n) g");
+        readyRowsOf(oneType);
         Sql.update("ANALYZE " + oneType + ".task");
+        Sql.update("ANALYZE " + oneType + ".task_ready");
     }
 
     @AfterAll
     void empty() {
         Sql.update("DELETE FROM task WHERE queue IN (?, ?, ?, ?)", due, delayed, backlog, mixed);
-        Sql.update("DROP SCHEMA " + oneType + " CASCADE");
+        List.of(due, delayed, backlog, mixed).forEach(TaskRows::followQueue);
+        TaskSchemas.drop(oneType);
     }
 
     /**
@@ -142,17 +143,15 @@ final class ClaimPlanIntegrationTests {
     @Test
     void aClaimByKeyReadsTheKeyIndexWhenTheStatisticsNeverSawTheBurst() throws SQLException {
         String stale = "plan_stale_" + UUID.randomUUID().toString().substring(0, 8);
-        Sql.update("CREATE SCHEMA " + stale);
+        TaskSchemas.create(stale);
         try {
-            for (String table : List.of("task", "task_event_batch", "queue", "queue_claim_start")) {
-                Sql.update("CREATE TABLE " + stale + "." + table + " (LIKE public." + table + " INCLUDING ALL)");
-            }
-            Sql.update("CREATE SEQUENCE " + stale + ".task_event_batch_seq INCREMENT BY 4096");
             Sql.update("INSERT INTO " + stale + ".task (queue, type, state, finished_at) SELECT 'old', 'noop',"
                     + " 'succeeded', now() FROM generate_series(1, 100000) g");
             Sql.update("ANALYZE " + stale + ".task");
+            Sql.update("ANALYZE " + stale + ".task_ready");
             Sql.update("INSERT INTO " + stale + ".task (queue, type, concurrency_key) SELECT 'burst', 'noop',"
                     + " 'k' || (g % 500) FROM generate_series(1, 20000) g");
+            readyRowsOf(stale);
             Map<String, Object> values = new HashMap<>(Map.of("queue", "burst", "limit", 500, "workerId", "plan",
                     "leaseId", UUID.randomUUID(), "leaseMs", 30_000L, "types", new String[] {"noop", "sleep"},
                     "roundRobin", true));
@@ -165,12 +164,12 @@ final class ClaimPlanIntegrationTests {
             assertThat(text).contains("rows=500 loops=1").doesNotContain("Seq Scan on task")
                     .doesNotContain("task_state_id_idx").doesNotContain("task_queue_id_idx");
             // each key's tasks are sought by key in the key index, never filtered out of a wider scan
-            assertThat(plan.stream().filter(line -> line.contains("concurrency_key = r.k")).toList())
+            assertThat(plan.stream().filter(line -> line.contains("concurrency_key = r.k")).toList()).as(text)
                     .isNotEmpty().allSatisfy(line -> assertThat(line.strip()).startsWith("Index Cond:"));
             // a seek per key (500), a few pages per claimed task: reading the burst per key would be millions
             assertThat(buffers(plan)).as(text).isLessThan(30_000);
         } finally {
-            Sql.update("DROP SCHEMA " + stale + " CASCADE");
+            TaskSchemas.drop(stale);
         }
     }
 
@@ -190,16 +189,14 @@ final class ClaimPlanIntegrationTests {
     @Test
     void tasksWaitingForLaterCostTheDepthReadNoRowOfTheTable() throws SQLException, InterruptedException {
         String depth = "plan_depth_" + UUID.randomUUID().toString().substring(0, 8);
-        Sql.update("CREATE SCHEMA " + depth);
+        TaskSchemas.create(depth);
         try {
-            for (String table : List.of("task", "queue")) {
-                Sql.update("CREATE TABLE " + depth + "." + table + " (LIKE public." + table + " INCLUDING ALL)");
-            }
             Sql.update("INSERT INTO " + depth + ".task (queue, type, priority, run_at) SELECT 'later', 'noop', (g % 7) - 3,"
                     + " now() + interval '1 day' + (g % 100000) * interval '1 second' FROM generate_series(1, 200000) g");
             Sql.update("INSERT INTO " + depth + ".task (queue, type, priority, run_at) SELECT q, 'noop', (g % 7) - 3,"
                     + " now() - (g % 1000) * interval '1 second' FROM unnest(ARRAY['few', 'later']) AS q, generate_series(1, 500) g");
-            allVisible(depth + ".task"); // autovacuum's work: all-visible pages, fresh statistics
+            readyRowsOf(depth);
+            allVisible(depth + ".task_ready"); // autovacuum's work: all-visible pages, fresh statistics
             long tablePages = Long.parseLong(Sql.column("SELECT pg_relation_size('" + depth + ".task') / 8192").get(0));
 
             List<String> plan = explain(depth, QueueSql.DEPTH_PLANNING, QueueSql.DEPTH, Map.of());
@@ -212,7 +209,7 @@ final class ClaimPlanIntegrationTests {
             assertThat(buffers(plan)).as("pages read, against %d in the table:%n%s", tablePages, text)
                     .isLessThan(tablePages);
         } finally {
-            Sql.update("DROP SCHEMA " + depth + " CASCADE");
+            TaskSchemas.drop(depth);
         }
     }
 
@@ -300,8 +297,16 @@ final class ClaimPlanIntegrationTests {
         throw new AssertionError("no buffer counts in the plan:\n" + String.join("\n", plan));
     }
 
+    /** The ready rows (V023) of the queued tasks of a test's own schema, as the service's enqueue writes them. */
+    private static void readyRowsOf(String schema) {
+        Sql.update("INSERT INTO " + schema + ".task_ready (id, queue, type, priority, run_at, concurrency_key, created_at)"
+                + " SELECT id, queue, type, priority, run_at, concurrency_key, created_at FROM " + schema + ".task"
+                + " WHERE state = 'queued'");
+    }
+
     private static void insert(String queue, String type, int count, String runAt) {
         Sql.update("INSERT INTO task (queue, type, priority, run_at) SELECT ?, ?, (g % 7) - 3, " + runAt
                 + " FROM generate_series(1, ?) g", queue, type, count);
+        TaskRows.followQueue(queue);
     }
 }

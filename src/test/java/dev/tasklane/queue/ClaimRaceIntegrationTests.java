@@ -14,6 +14,7 @@ import java.util.concurrent.TimeUnit;
 import dev.tasklane.testsupport.Sql;
 import dev.tasklane.testsupport.TaskFixtures;
 import dev.tasklane.testsupport.TestDatabase;
+import dev.tasklane.testsupport.TaskRows;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -154,5 +155,6 @@ final class ClaimRaceIntegrationTests {
 
     private static void insertQueued(String queue, int count) {
         Sql.update("INSERT INTO task (queue, type) SELECT ?, 'noop' FROM generate_series(1, ?)", queue, count);
+        TaskRows.followQueue(queue);
     }
 }

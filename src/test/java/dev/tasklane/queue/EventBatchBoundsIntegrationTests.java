@@ -8,6 +8,7 @@ import java.util.UUID;
 import dev.tasklane.testsupport.IntegrationTest;
 import dev.tasklane.testsupport.Sql;
 import dev.tasklane.testsupport.TaskFixtures;
+import dev.tasklane.testsupport.TaskRows;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 
@@ -29,6 +30,7 @@ final class EventBatchBoundsIntegrationTests extends IntegrationTest {
         Sql.update("INSERT INTO task (queue, type, state, attempt, worker_id, lease_id, started_at, lease_expires_at,"
                 + " timeout_at) SELECT ?, 'noop', 'running', 1, 'w', gen_random_uuid(), now(),"
                 + " now() + interval '1 hour', now() + interval '2 hours' FROM generate_series(1, 5000)", queue);
+        TaskRows.followQueue(queue);
         List<LeaseKey> leases = Sql.column("SELECT id || ' ' || lease_id FROM task WHERE queue = ? ORDER BY id", queue)
                 .stream().map(row -> row.split(" "))
                 .map(parts -> new LeaseKey(Long.parseLong(parts[0]), UUID.fromString(parts[1]))).toList();

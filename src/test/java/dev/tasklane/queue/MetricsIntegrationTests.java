@@ -19,6 +19,7 @@ import dev.tasklane.testsupport.TaskFixtures;
 import dev.tasklane.testsupport.Tasks;
 import dev.tasklane.testsupport.TestDatabase;
 import dev.tasklane.testsupport.WorkerIntegrationTest;
+import dev.tasklane.testsupport.TaskRows;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.r2dbc.core.DatabaseClient;
@@ -62,6 +63,7 @@ final class MetricsIntegrationTests extends WorkerIntegrationTest {
         tasks.post("/api/v1/tasks/" + cancelled + "/cancel", 200);
         Sql.update("UPDATE task SET state = 'running', attempt = 1, worker_id = 'gone', started_at = now(),"
                 + " lease_expires_at = now() - interval '1 second' WHERE id = ?", rescued);
+        TaskRows.follow(rescued);
         store.rescueExpired(500).collectList().block(PATIENCE);
         tasks.awaitState(succeeded, "succeeded", PATIENCE);
         tasks.awaitState(failed, "failed", PATIENCE);
@@ -121,6 +123,8 @@ final class MetricsIntegrationTests extends WorkerIntegrationTest {
         Sql.update("UPDATE task SET created_at = now() - interval '10 minutes', run_at = now() - interval '2 minutes'"
                 + " WHERE id = ?", lowest);
         Sql.update("UPDATE task SET created_at = now() - interval '1 day' WHERE id = ?", later);
+        TaskRows.follow(lowest);
+        TaskRows.follow(later);
 
         awaitDepthRead(queue, "queued", 4.0);
 
@@ -196,6 +200,7 @@ final class MetricsIntegrationTests extends WorkerIntegrationTest {
                 .bodyValue("{\"workerId\": \"w\", \"delaySeconds\": 3600}").exchange().expectStatus().isOk();
         Sql.update("UPDATE task SET state = 'running', attempt = 1, worker_id = 'gone', started_at = now(),"
                 + " lease_expires_at = now() - interval '1 second' WHERE id = ?", rescued);
+        TaskRows.follow(rescued);
         store.rescueExpired(500).collectList().block(PATIENCE);
         tasks.awaitState(worked, "succeeded", PATIENCE);
         tasks.awaitState(retried, "failed", PATIENCE);

@@ -63,6 +63,34 @@ public final class EventRows {
                 GROUP BY first_id""".formatted(detailSql), count, perBatch, queue, name, count, perBatch);
     }
 
+    /**
+     * Appends an event named {@code name} to every task of a queue, {@code perBatch} to a batch in
+     * id order, in one committed statement.
+     */
+    public static void appendToEvery(String queue, int perBatch, String name) {
+        Sql.update("""
+                WITH xact AS MATERIALIZED (SELECT pg_current_xact_id() AS xid),
+                locked AS MATERIALIZED (
+                    SELECT id, attempt, type, event_batch FROM task WHERE queue = ? ORDER BY id FOR UPDATE
+                ),
+                tasks AS MATERIALIZED (
+                    SELECT locked.*, (row_number() OVER (ORDER BY id) - 1) / ? AS b FROM locked
+                ),
+                batches AS MATERIALIZED (
+                    SELECT b, nextval('task_event_batch_seq') AS first_id
+                    FROM (SELECT DISTINCT b FROM tasks) d CROSS JOIN xact ORDER BY b
+                ),
+                linked AS (
+                    UPDATE task t SET event_previous = t.event_batch, event_batch = batches.first_id
+                    FROM tasks JOIN batches USING (b) WHERE t.id = tasks.id
+                )
+                INSERT INTO task_event_batch (first_id, queue, size, task_ids, names, attempts, task_types, details, previous)
+                SELECT first_id, ?, count(*), array_agg(id ORDER BY id), array_agg(?::text), array_agg(attempt ORDER BY id),
+                       array_agg(type ORDER BY id), array_agg('{}'::jsonb), array_agg(event_batch ORDER BY id)
+                FROM tasks JOIN batches USING (b)
+                GROUP BY first_id""", queue, perBatch, queue, name);
+    }
+
     /** Makes the batches that hold a task's events look written {@code days} ago. */
     public static void age(long taskId, int days) {
         Sql.update("UPDATE task_event_batch SET at = now() - ? * interval '1 day' WHERE first_id IN "

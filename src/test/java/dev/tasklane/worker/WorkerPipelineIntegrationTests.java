@@ -8,6 +8,7 @@ import java.util.List;
 import dev.tasklane.testsupport.Sql;
 import dev.tasklane.testsupport.Tasks;
 import dev.tasklane.testsupport.WorkerIntegrationTest;
+import dev.tasklane.testsupport.TaskRows;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
@@ -206,6 +207,7 @@ final class WorkerPipelineIntegrationTests extends WorkerIntegrationTest {
         // Inserted behind the service's back: no wake-up announces it, only the database knows.
         long hidden = Long.parseLong(Sql.column("INSERT INTO task (queue, type, run_at) VALUES ('wk-due', 'noop',"
                 + " now() + interval '1500 milliseconds') RETURNING id").get(0));
+        TaskRows.follow(hidden);
         long now = tasks.enqueue("wk-due", "{\"type\": \"noop\"}").get("id").longValue();
         long announced = tasks.enqueue("wk-due", "{\"type\": \"noop\", \"delaySeconds\": 1}").get("id").longValue();
         tasks.awaitState(now, "succeeded", PATIENCE);
@@ -253,6 +255,7 @@ final class WorkerPipelineIntegrationTests extends WorkerIntegrationTest {
         // A replica that claimed it and died: running, its lease already expired.
         Sql.update("UPDATE task SET state = 'running', attempt = 1, worker_id = 'dead-replica', started_at = now(),"
                 + " lease_expires_at = now() - interval '1 second' WHERE id = ?", id);
+        TaskRows.follow(id);
         tasks.post("/api/v1/queues/wk-rescue/resume", 200);
         JsonNode done = tasks.awaitState(id, "succeeded", PATIENCE);
         assertThat(done.get("attempt").intValue()).isEqualTo(2);
