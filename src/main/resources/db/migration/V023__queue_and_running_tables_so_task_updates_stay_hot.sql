@@ -10,7 +10,7 @@
 --                counts of flow control, the rescuer's and a released claim's way to running tasks;
 --   task         keeps every column, state included, and stays the truth that lists, counts and the
 --                task JSON read; its indexes are the primary key, the queue's, and the partial ones
---                on keys set at the enqueue (idempotency, unique, debounce, schedule).
+--                on keys set at the enqueue (idempotency, unique, schedule).
 -- Every statement that moves a task into or out of 'queued' or 'running' writes the narrow row in
 -- the same statement. Lock order: a claim locks ready rows (SKIP LOCKED), then their task rows
 -- (SKIP LOCKED): it never waits, so a statement that holds a task row and then writes its ready row
@@ -44,7 +44,9 @@ CREATE TABLE task_ready (
     run_at          timestamptz NOT NULL,
     concurrency_key text        NOT NULL,
     -- the depth metrics' age of the longest-waiting due task
-    created_at      timestamptz NOT NULL
+    created_at      timestamptz NOT NULL,
+    -- a debounced enqueue's way to its key's waiting task
+    debounce_key    text
 ) WITH (
     autovacuum_vacuum_scale_factor = 0.02,
     autovacuum_vacuum_insert_scale_factor = 0.05,
@@ -59,6 +61,7 @@ CREATE TABLE task_ready (
 CREATE INDEX task_ready_claim_idx ON task_ready (queue, priority DESC, run_at, id) WHERE priority BETWEEN -100 AND 100;
 CREATE INDEX task_ready_type_idx ON task_ready (queue, type, priority DESC, run_at, id);
 CREATE INDEX task_ready_key_idx ON task_ready (queue, concurrency_key, priority DESC, run_at, id);
+CREATE INDEX task_ready_debounce_idx ON task_ready (queue, debounce_key, id) WHERE debounce_key IS NOT NULL;
 
 -- No primary key: the one index serves the counts by queue and key and finds a row by its task.
 CREATE TABLE task_running (
@@ -73,8 +76,8 @@ CREATE TABLE task_running (
 
 CREATE UNIQUE INDEX task_running_key_id_idx ON task_running (queue, concurrency_key, id);
 
-INSERT INTO task_ready (id, queue, type, priority, run_at, concurrency_key, created_at)
-SELECT id, queue, type, priority, run_at, concurrency_key, created_at FROM task WHERE state = 'queued';
+INSERT INTO task_ready (id, queue, type, priority, run_at, concurrency_key, created_at, debounce_key)
+SELECT id, queue, type, priority, run_at, concurrency_key, created_at, debounce_key FROM task WHERE state = 'queued';
 
 INSERT INTO task_running (id, queue, concurrency_key)
 SELECT id, queue, concurrency_key FROM task WHERE state = 'running';
@@ -87,14 +90,12 @@ DROP INDEX task_state_id_idx;
 DROP INDEX task_finished_at_idx;
 DROP INDEX task_debounce_waiting_idx;
 
--- A debounce finds its key's waiting task here; the state is read from the row.
-CREATE INDEX task_debounce_key_idx ON task (queue, debounce_key, id) WHERE debounce_key IS NOT NULL;
-
 -- Room on each page for the claim's and the outcome's new versions of the rows it holds.
 ALTER TABLE task SET (fillfactor = 30);
 
 -- Picks and locks up to p_limit due tasks of p_types in claim order: ready rows first, then their
--- task rows, both SKIP LOCKED; answers the ids whose both rows it holds.
+-- task rows, both SKIP LOCKED; answers the ids whose both rows it holds, and those of ready rows
+-- whose task is gone (something left them behind), which the claim's start deletes.
 CREATE OR REPLACE FUNCTION tasklane_pick_of_types(p_queue text, p_types text[], p_limit integer, p_under_lock boolean)
     RETURNS bigint[]
     LANGUAGE plpgsql
@@ -130,11 +131,17 @@ BEGIN
             ) level
             WHERE p.priority IS NOT NULL
             LIMIT p_limit
+        ),
+        held AS MATERIALIZED (
+            SELECT t.id FROM task t
+            WHERE t.id = ANY (ARRAY(SELECT id FROM ready))
+            ORDER BY t.id
+            FOR UPDATE SKIP LOCKED
         )
-        SELECT t.id FROM task t
-        WHERE t.id = ANY (ARRAY(SELECT id FROM ready))
-        ORDER BY t.id
-        FOR UPDATE SKIP LOCKED);
+        SELECT id FROM held
+        UNION ALL
+        SELECT r.id FROM ready r LEFT JOIN held h USING (id)
+        WHERE h.id IS NULL AND NOT EXISTS (SELECT 1 FROM task t WHERE t.id = r.id));
 END
 $$;
 
@@ -170,11 +177,17 @@ BEGIN
             ) due
             WHERE p.priority IS NOT NULL
             LIMIT p_limit
+        ),
+        held AS MATERIALIZED (
+            SELECT t.id FROM task t
+            WHERE t.id = ANY (ARRAY(SELECT id FROM ready))
+            ORDER BY t.id
+            FOR UPDATE SKIP LOCKED
         )
-        SELECT t.id FROM task t
-        WHERE t.id = ANY (ARRAY(SELECT id FROM ready))
-        ORDER BY t.id
-        FOR UPDATE SKIP LOCKED);
+        SELECT id FROM held
+        UNION ALL
+        SELECT r.id FROM ready r LEFT JOIN held h USING (id)
+        WHERE h.id IS NULL AND NOT EXISTS (SELECT 1 FROM task t WHERE t.id = r.id));
 END
 $$;
 
@@ -215,7 +228,6 @@ BEGIN
     running AS (
         INSERT INTO task_running (id, queue, concurrency_key)
         SELECT c.id, c.queue, c.concurrency_key FROM changed c
-        ON CONFLICT (queue, concurrency_key, id) DO NOTHING
     ),
     events AS (
         INSERT INTO task_event_batch (first_id, queue, size, task_ids, names, attempts, task_types, concurrency_keys,

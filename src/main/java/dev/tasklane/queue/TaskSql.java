@@ -91,6 +91,13 @@ final class TaskSql {
     private static final String QUEUED_DETAIL =
             "jsonb_build_object('runAt', to_char(run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), 'error', last_error)";
 
+    /** The CTE {@code readied} of an enqueue: the new tasks' ready rows (V023), so that claims find them. */
+    private static final String READY_NEW = """
+            readied AS (
+                INSERT INTO task_ready (id, queue, type, priority, run_at, concurrency_key, created_at, debounce_key)
+                SELECT id, queue, type, priority, run_at, concurrency_key, created_at, debounce_key FROM inserted
+            )""";
+
     /**
      * The CTE {@code readied}: a ready row (V023) for each row of CTE {@code source} (task rows as
      * written) that is queued now, so that claims find it. A ready row left behind (see
@@ -99,12 +106,13 @@ final class TaskSql {
     private static String enterReady(String source) {
         return """
                 readied AS (
-                    INSERT INTO task_ready (id, queue, type, priority, run_at, concurrency_key, created_at)
-                    SELECT id, queue, type, priority, run_at, concurrency_key, created_at FROM %s WHERE state = 'queued'
+                    INSERT INTO task_ready (id, queue, type, priority, run_at, concurrency_key, created_at, debounce_key)
+                    SELECT id, queue, type, priority, run_at, concurrency_key, created_at, debounce_key
+                    FROM %s WHERE state = 'queued'
                     ON CONFLICT (id) DO UPDATE
                     SET queue = EXCLUDED.queue, type = EXCLUDED.type, priority = EXCLUDED.priority,
                         run_at = EXCLUDED.run_at, concurrency_key = EXCLUDED.concurrency_key,
-                        created_at = EXCLUDED.created_at
+                        created_at = EXCLUDED.created_at, debounce_key = EXCLUDED.debounce_key
                 )""".formatted(source);
     }
 
@@ -161,7 +169,7 @@ final class TaskSql {
                 ON CONFLICT (queue, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
                 RETURNING *
             ),
-            """ + appendEvents("inserted", "'queued'", QUEUED_DETAIL) + ",\n" + enterReady("inserted") + "\n" + """
+            """ + appendEvents("inserted", "'queued'", QUEUED_DETAIL) + ",\n" + READY_NEW + "\n" + """
             SELECT input.ord, inserted.*
             FROM inserted JOIN input USING (id)
             """;
@@ -205,37 +213,35 @@ final class TaskSql {
     /**
      * A debounced enqueue that finds the key's task still waiting (queued, never started): replaces
      * its payload and moves its run to now + the delay, never past its debounce_until (least()
-     * ignores a null bound), and its ready row with it; writes a queued event with the new runAt. A
-     * claim that holds the row makes this wait and then find it running, so nothing is moved; a
-     * claim that holds only the ready row skips the task row this holds, and this waits for it.
+     * ignores a null bound), and its ready row with it; writes a queued event with the new runAt.
+     * The task is found through the ready rows' debounce index (V023) and locked with its
+     * conditions in the locking query, which PostgreSQL tests again on the newest version: a claim
+     * that holds the row makes this wait and then find it running, so nothing is moved; a task a
+     * released claim has just queued again, never started, is found though its new ready row is
+     * younger than this statement, and that row is written over. A claim that holds only the ready
+     * row skips the task row this holds, and this waits for it.
      */
     static final String DEBOUNCE = """
             WITH target AS MATERIALIZED (
-                SELECT id FROM task
-                WHERE queue = :queue AND debounce_key = :key AND state = 'queued' AND started_at IS NULL
-                ORDER BY id DESC
+                SELECT t.id FROM task_ready r JOIN task t ON t.id = r.id
+                WHERE r.queue = :queue AND r.debounce_key = :key AND t.state = 'queued' AND t.started_at IS NULL
+                ORDER BY r.id DESC
                 LIMIT 1
-                FOR UPDATE
+                FOR UPDATE OF t
             ),
-            ready AS MATERIALIZED (
-                SELECT r.id FROM task_ready r WHERE r.id = (SELECT id FROM target) FOR UPDATE
-            ),
-            """ + oneBatch("SELECT 1 FROM ready") + """
+            """ + oneBatch("SELECT 1 FROM target") + """
             changed AS (
                 UPDATE task t
                 SET payload = :payload::jsonb,
                     run_at = least(statement_timestamp() + :delayMs * interval '1 millisecond', t.debounce_until),
                     event_previous = t.event_batch, event_batch = batch.first_id
-                FROM ready CROSS JOIN batch
-                WHERE t.id = ready.id
+                FROM target CROSS JOIN batch
+                WHERE t.id = target.id
                 RETURNING t.*
             ),
             """ + appendEvents("changed", "'queued'", """
                     jsonb_build_object('runAt', to_char(run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
-                                       'error', null, 'debounced', true)""") + ",\n" + """
-            moved AS (
-                UPDATE task_ready r SET run_at = c.run_at FROM changed c WHERE r.id = c.id
-            )
+                                       'error', null, 'debounced', true)""") + ",\n" + enterReady("changed") + "\n" + """
             SELECT * FROM changed
             """;
 
@@ -273,7 +279,7 @@ final class TaskSql {
 
     /**
      * Retention of deleted tasks: deletes up to :limit tombstones whose task finished before
-     * :before. Their events go with the batches that hold them ({@link #PRUNE_EVENTS}).
+     * :before. Their events go with the batches that hold them ({@link #PRUNE_OLD}).
      */
     static final String PRUNE_TOMBSTONES = """
             WITH doomed AS (
@@ -512,6 +518,10 @@ final class TaskSql {
                 ORDER BY t.id
                 FOR UPDATE OF t SKIP LOCKED
             ),
+            orphans AS MATERIALIZED (
+                SELECT w.id FROM ready w LEFT JOIN next n USING (id)
+                WHERE n.id IS NULL AND NOT EXISTS (SELECT 1 FROM task t WHERE t.id = w.id)
+            ),
             """ + oneBatchAfterLocking("next") + """
             changed AS (
                 UPDATE task t
@@ -527,11 +537,11 @@ final class TaskSql {
                 RETURNING t.*
             ),
             taken AS (
-                DELETE FROM task_ready w WHERE w.id = ANY (ARRAY(SELECT id FROM next))
+                DELETE FROM task_ready w
+                WHERE w.id = ANY (ARRAY(SELECT id FROM next UNION ALL SELECT id FROM orphans))
             ),
             running AS (
                 INSERT INTO task_running (id, queue, concurrency_key) SELECT id, queue, concurrency_key FROM changed
-                ON CONFLICT (queue, concurrency_key, id) DO NOTHING
             ),
             """ + appendEvents("changed", "'running'", "jsonb_build_object('workerId', worker_id)") + ",\n" + """
             starts AS (
@@ -845,8 +855,9 @@ final class TaskSql {
      */
     static final String RELEASE_CLAIM = """
             WITH claimed AS MATERIALIZED (
-                SELECT t.id FROM task_running r JOIN task t ON t.id = r.id
-                WHERE r.queue = :queue AND t.state = 'running' AND t.lease_id = :leaseId
+                SELECT t.id FROM task t
+                WHERE t.id = ANY (ARRAY(SELECT id FROM task_running WHERE queue = :queue))
+                  AND t.state = 'running' AND t.lease_id = :leaseId
                 ORDER BY t.id
                 FOR UPDATE OF t
             ),
@@ -873,14 +884,16 @@ final class TaskSql {
     /**
      * Ends up to :limit attempts whose lease has expired (their worker died, hung or lost the
      * database) or whose timeout has passed (a lease never outlasts it): back to queued, attempt
-     * counted, or failed when attempts are exhausted. It reads every running task's row (found by
-     * the running rows): their number is bounded by what workers hold. SKIP LOCKED lets any number of replicas run
+     * counted, or failed when attempts are exhausted. It reads every running task's row, by id from
+     * an array of the running rows' ids, whatever the planner guesses of their number (joined, it
+     * may hash a scan of the whole table): their number is bounded by what workers hold. SKIP LOCKED lets any number of replicas run
      * it at once without waiting on, or doing twice, the same rows.
      */
     static final String RESCUE_EXPIRED = """
             WITH expired AS MATERIALIZED (
-                SELECT t.id, t.queue FROM task_running r JOIN task t ON t.id = r.id
-                WHERE t.state = 'running' AND t.lease_expires_at <= now()
+                SELECT t.id, t.queue FROM task t
+                WHERE t.id = ANY (ARRAY(SELECT id FROM task_running))
+                  AND t.state = 'running' AND t.lease_expires_at <= now()
                 ORDER BY t.lease_expires_at
                 LIMIT :limit
                 FOR UPDATE OF t SKIP LOCKED
@@ -913,21 +926,25 @@ final class TaskSql {
      * behind only when it waited for a task row's lock and the lock's holder had written the task's
      * running row after the waiting statement began (a pull worker's outcome without a lease id,
      * racing the same worker's next claim of the task): left alone, such a row would hold a slot of
-     * the queue's flow control for ever. Reads every running row. The task rows are share-locked
-     * with their state tested in the locking query, which PostgreSQL tests again on the newest
-     * version: a task that a claim is starting again right now (whose running row the claim found
-     * already there) is not running in this statement's snapshot but is in its newest version, and
-     * keeps its row. A stray ready row needs no such sweep: the claim that reaches it finds its
-     * task not queued and deletes it, and a task queued again writes over it.
+     * the queue's flow control for ever, and a claim that started the task again would fail on it
+     * (the claims insert running rows without ON CONFLICT, which took twice as long). Reads every
+     * running row. The task rows are share-locked with their state tested in the locking query,
+     * which PostgreSQL tests again on the newest version, so that a task a claim is starting right
+     * now keeps the row the claim writes. A stray ready row needs no such sweep: the claim that
+     * reaches it finds its task not queued, or gone, and deletes it; a task queued again writes
+     * over it; and a delete takes its task's with it.
      */
     static final String FORGET_STRAY_ROWS = """
             WITH not_running AS MATERIALIZED (
                 SELECT t.id FROM task t
                 WHERE t.id = ANY (ARRAY(SELECT id FROM task_running)) AND t.state <> 'running'
                 FOR SHARE OF t SKIP LOCKED
+            ),
+            gone AS MATERIALIZED (
+                SELECT r.id FROM task_running r WHERE NOT EXISTS (SELECT 1 FROM task t WHERE t.id = r.id)
             )
             DELETE FROM task_running r
-            WHERE r.id = ANY (ARRAY(SELECT id FROM not_running)) OR NOT EXISTS (SELECT 1 FROM task t WHERE t.id = r.id)
+            WHERE r.id IN (SELECT id FROM not_running UNION ALL SELECT id FROM gone)
             """;
 
     /**
@@ -972,19 +989,19 @@ final class TaskSql {
     /**
      * Cancels the queued and running tasks among :ids (one, for a single cancel); returns each
      * with the worker and lease that were running it, so that exactly those attempts can be
-     * stopped. Runs after {@link #LOCK_FOR_CANCEL} in the same transaction: a statement sees the
+     * stopped. Runs after {@link #LOCK_FOR_CANCEL} in the same transaction, for the tasks it locked
+     * only (another may have been queued since by a retry, and be running by now): a statement sees the
      * ready and running rows that were committed before it began, and a claim that this waited for
      * in its own lock would have written the task's running row after that (the task row, locked
      * again, is read as it is now; the narrow rows could not be). Then waits for a ready row only
      * where a claim holds it and has skipped the task row this holds, never the other way round.
      */
+    /** The first statement of a cancel: locks the queued and running tasks among :ids, in id order; answers their ids. */
     static final String LOCK_FOR_CANCEL = """
-            SELECT count(*) AS locked FROM (
-                SELECT id FROM task
-                WHERE id = ANY (:ids::bigint[]) AND state IN ('queued', 'running')
-                ORDER BY id
-                FOR UPDATE
-            ) waiting_or_running
+            SELECT id FROM task
+            WHERE id = ANY (:ids::bigint[]) AND state IN ('queued', 'running')
+            ORDER BY id
+            FOR UPDATE
             """;
 
     static final String CANCEL_MANY = """
@@ -1031,6 +1048,9 @@ final class TaskSql {
                 INSERT INTO task_tombstone (task_id, finished_at)
                 SELECT id, coalesce(finished_at, now()) FROM deleted
                 ON CONFLICT (task_id) DO NOTHING
+            ),
+            stray AS (
+                DELETE FROM task_ready r WHERE r.id = ANY (ARRAY(SELECT id FROM deleted))
             )
             SELECT count(*) AS deleted FROM deleted
             """;

@@ -778,13 +778,16 @@ public class TaskStore {
 
     /** Cancels the queued and running tasks among {@code ids}; returns them with the attempts that ran them. */
     public Mono<List<Cancelled>> cancelMany(List<Long> ids) {
-        Long[] array = ids.toArray(Long[]::new);
-        Mono<List<Cancelled>> cancel = db.sql(TaskSql.LOCK_FOR_CANCEL).bind("ids", array).then()
-                .then(db.sql(TaskSql.CANCEL_MANY).bind("ids", array)
-                        .map(row -> new Cancelled(toTask(row), row.get("previous_worker_id", String.class),
-                                row.get("previous_lease_id", UUID.class)))
-                        .all()
-                        .collectList());
+        Mono<List<Cancelled>> cancel = db.sql(TaskSql.LOCK_FOR_CANCEL).bind("ids", ids.toArray(Long[]::new))
+                .map(row -> Objects.requireNonNull(row.get("id", Long.class)))
+                .all()
+                .collectList()
+                .flatMap(locked -> locked.isEmpty() ? Mono.just(List.<Cancelled>of())
+                        : db.sql(TaskSql.CANCEL_MANY).bind("ids", locked.toArray(Long[]::new))
+                                .map(row -> new Cancelled(toTask(row), row.get("previous_worker_id", String.class),
+                                        row.get("previous_lease_id", UUID.class)))
+                                .all()
+                                .collectList());
         return transactions.transactional(cancel)
                 .doOnNext(cancelled -> changes.ended(cancelled.stream().map(Cancelled::task).toList()));
     }

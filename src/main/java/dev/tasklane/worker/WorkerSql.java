@@ -18,8 +18,8 @@ final class WorkerSql {
     static final String TOUCH_PULL = """
             INSERT INTO worker (id, kind, queues, in_flight)
             VALUES (:id, 'pull', ARRAY[:queue]::text[],
-                    (SELECT count(*) FROM task_running r JOIN task t ON t.id = r.id
-                     WHERE t.state = 'running' AND t.worker_id = :id))
+                    (SELECT count(*) FROM task t WHERE t.id = ANY (ARRAY(SELECT id FROM task_running))
+                     AND t.state = 'running' AND t.worker_id = :id))
             ON CONFLICT (id) DO UPDATE
             SET queues = CASE WHEN :queue = ANY(worker.queues) THEN worker.queues
                               ELSE worker.queues || :queue END,

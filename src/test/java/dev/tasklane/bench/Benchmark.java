@@ -213,12 +213,26 @@ public final class Benchmark {
                           double ceilingPostgresMicros) throws Exception {
         standInForAutovacuum();
         post(a, "/api/v1/queues/" + queue + "/pause", null, 200);
+        String beforeEnqueue = walPosition();
         double bulk = bulkEnqueue(a, queue, sizes.tasks());
         figures.add(new Figure("bulk enqueue (batches of " + sizes.bulkBatch() + ", " + sizes.bulkInFlight()
                 + " in flight)", "tasks/s", bulk, ceilingEnqueue, ">= 1.5× graphile-worker's addJobs",
                 "with their queued events"));
+        double enqueueWal = walBytesSince(beforeEnqueue) / sizes.tasks();
         statementTimes.reset();
+        String beforeBurnDown = walPosition();
+        long[] updatesBefore = taskUpdates();
         BurnDown timed = resumeAndAwait(a, b, queue);
+        double burnDownWal = walBytesSince(beforeBurnDown) / sizes.tasks();
+        Thread.sleep(1500); // the replicas' backends report their table counters at most once a second
+        long[] updatesAfter = taskUpdates();
+        long updates = updatesAfter[0] - updatesBefore[0];
+        figures.add(new Figure("HOT share of the task table's updates in that burn-down", "×",
+                updates == 0 ? 0 : (double) (updatesAfter[1] - updatesBefore[1]) / updates, null, ">= 0.9",
+                String.format("%,d updates", updates)));
+        figures.add(new Figure("WAL per task: bulk enqueue + burn-down", "B", enqueueWal + burnDownWal, null,
+                "<= graphile-worker's (about 600 B)", String.format("enqueue %.0f B, claim and outcome %.0f B;"
+                        + " every write of the bench database in those phases", enqueueWal, burnDownWal)));
         Map<String, StatementTimes.Execution> executions = statementTimes.byStatement();
         Map<String, Double> byStatement = microsPerTask(executions, sizes.tasks());
         unlimitedBurnDown = sizes.tasks() / timed.seconds();
@@ -576,6 +590,23 @@ public final class Benchmark {
     }
 
     // ---- support
+
+    /** The task table's updates so far, and how many of them were HOT. */
+    private static long[] taskUpdates() {
+        String[] counts = Sql.column("SELECT n_tup_upd || ' ' || n_tup_hot_upd FROM pg_stat_user_tables"
+                + " WHERE relid = 'task'::regclass").get(0).split(" ");
+        return new long[] {Long.parseLong(counts[0]), Long.parseLong(counts[1])};
+    }
+
+    private static String walPosition() {
+        return Sql.column("SELECT pg_current_wal_insert_lsn()::text").get(0);
+    }
+
+    /** WAL bytes written since {@code position}, the whole cluster's (the bench cluster has this database only). */
+    private static double walBytesSince(String position) {
+        return Double.parseDouble(Sql.column("SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), CAST(? AS pg_lsn))",
+                position).get(0));
+    }
 
     private static Map<String, Double> microsPerTask(Map<String, StatementTimes.Execution> executions, int tasks) {
         Map<String, Double> micros = new java.util.LinkedHashMap<>();

@@ -3,6 +3,8 @@ package dev.tasklane.queue;
 import java.sql.Connection;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -45,7 +47,7 @@ final class NarrowRowsIntegrationTests extends IntegrationTest {
             await().atMost(Duration.ofSeconds(10)).until(() -> !Sql.column("SELECT pid FROM pg_stat_activity"
                     + " WHERE datname = current_database() AND wait_event_type = 'Lock'"
                     + " AND query LIKE '%state IN (''queued'', ''running'')%FOR UPDATE%'").isEmpty());
-            claimer.commit(); // the task is running now, and has a running row the cancel began before
+            claimer.commit(); // the task is running now, with a running row younger than the cancel's first statement
 
             assertThat(cancel.get(10, TimeUnit.SECONDS).get("state").stringValue()).isEqualTo("cancelled");
         }
@@ -93,6 +95,58 @@ final class NarrowRowsIntegrationTests extends IntegrationTest {
         assertThat(claim(queue).get("tasks")).extracting(task -> task.get("id").longValue()).containsExactly(id);
         assertThat(Sql.column("SELECT count(*) FROM task_ready WHERE id = ?", id)).containsExactly("0");
         assertThat(Sql.column("SELECT count(*) FROM task_running WHERE id = ?", id)).containsExactly("1");
+    }
+
+    @Test
+    void aClaimClearsReadyRowsWhoseTaskIsGoneAndTheNextClaimGetsOn() {
+        String queue = TaskFixtures.uniqueQueue("stray-gone");
+        Tasks tasks = new Tasks(api());
+        Sql.update("INSERT INTO task_ready (id, queue, type, priority, run_at, concurrency_key, created_at)"
+                + " SELECT -g, ?, 'noop', 0, now() - interval '1 hour', '', now() FROM generate_series(1, 5) g", queue);
+        long waiting = tasks.enqueue(queue, "{\"type\": \"noop\"}").get("id").longValue();
+
+        List<Long> claimed = new ArrayList<>();
+        for (int round = 0; round < 3 && claimed.isEmpty(); round++) {
+            claim(queue).get("tasks").forEach(task -> claimed.add(task.get("id").longValue()));
+        }
+
+        assertThat(claimed).containsExactly(waiting);
+        assertThat(Sql.column("SELECT id FROM task_ready WHERE queue = ?", queue)).isEmpty();
+    }
+
+    @Test
+    void deletingATaskTakesAReadyRowLeftBehindWithIt() {
+        String queue = TaskFixtures.uniqueQueue("stray-deleted");
+        Tasks tasks = new Tasks(api());
+        long id = tasks.enqueue(queue, "{\"type\": \"noop\"}").get("id").longValue();
+        tasks.post("/api/v1/tasks/" + id + "/cancel", 200);
+        Sql.update("INSERT INTO task_ready (id, queue, type, priority, run_at, concurrency_key, created_at)"
+                + " VALUES (?, ?, 'noop', 0, now() + interval '1 day', '', now())", id, queue);
+
+        api().delete().uri("/api/v1/tasks/" + id).exchange().expectStatus().isNoContent().expectBody();
+
+        assertThat(Sql.column("SELECT id FROM task_ready WHERE id = ?", id)).isEmpty();
+    }
+
+    @Test
+    void aClaimSkipsATaskWhoseRowSomeoneHoldsWithoutWaitingAndLetsThemTakeItsReadyRow() throws Exception {
+        String queue = TaskFixtures.uniqueQueue("held-row");
+        Tasks tasks = new Tasks(api());
+        long held = tasks.enqueue(queue, "{\"type\": \"noop\"}").get("id").longValue();
+        long free = tasks.enqueue(queue, "{\"type\": \"noop\"}").get("id").longValue();
+        try (Connection holder = TestDatabase.get().connect()) {
+            holder.setAutoCommit(false);
+            try (Statement sql = holder.createStatement()) {
+                sql.execute("SET LOCAL lock_timeout = '5s'");
+                sql.execute("SELECT id FROM task WHERE id = " + held + " FOR UPDATE"); // as a cancel's first statement does
+
+                assertThat(claim(queue).get("tasks")).extracting(task -> task.get("id").longValue()).containsExactly(free);
+                // as the cancel's second statement does: the claim has let go of the ready row
+                assertThat(sql.executeUpdate("DELETE FROM task_ready WHERE id = " + held)).isEqualTo(1);
+            }
+            holder.rollback();
+        }
+        assertThat(claim(queue).get("tasks")).extracting(task -> task.get("id").longValue()).containsExactly(held);
     }
 
     private JsonNode claim(String queue) {

@@ -71,6 +71,14 @@ final class TaskTablesUpgradeIntegrationTests {
                     EventRows.append(old, id, state, "{}");
                     finished.add(id);
                 }
+                // and one that finished long ago, with its events, for retention to find after the upgrade
+                long ancient = enqueue(old, "now()");
+                statement.execute("UPDATE task SET state = 'succeeded', finished_at = now() - interval '10 days' WHERE id = "
+                        + ancient);
+                EventRows.append(old, ancient, "succeeded", "{}");
+                statement.execute("UPDATE task_event_batch SET at = now() - interval '10 days' WHERE " + ancient
+                        + " = ANY (task_ids)");
+                finished.add(ancient);
             }
             assertThat(column(jdbcUrl, server, "SELECT state FROM task WHERE id IN (" + live + ", " + expired + ")"))
                     .containsExactly("running", "running");
@@ -90,7 +98,8 @@ final class TaskTablesUpgradeIntegrationTests {
 
             try (ConfigurableApplicationContext replica = Replicas.start("", Map.of(
                     "spring.r2dbc.url", "r2dbc:postgresql://" + server.host() + ":" + server.port() + "/" + name,
-                    "tasklane.rescue-interval", "200ms"))) {
+                    "tasklane.rescue-interval", "200ms", "tasklane.retention", "7d",
+                    "tasklane.maintenance.retention-interval", "500ms"))) {
                 Tasks tasks = new Tasks(Replicas.client(replica));
                 SseClient sse = new SseClient(Replicas.port(replica));
 
@@ -120,8 +129,14 @@ final class TaskTablesUpgradeIntegrationTests {
                         .containsExactly(Long.toString(delayed));
                 assertThat(column(jdbcUrl, server, "SELECT id FROM task_running ORDER BY id"))
                         .containsExactlyInAnyOrder(Long.toString(expired), Long.toString(queued));
-                assertThat(finished.stream().map(id -> tasks.get(id).get("state").stringValue()).toList())
+                assertThat(finished.subList(0, 3).stream().map(id -> tasks.get(id).get("state").stringValue()).toList())
                         .containsExactly("succeeded", "failed", "cancelled");
+
+                // Retention finds the task that finished long ago through its events, and takes both.
+                long ancient = finished.get(3);
+                await().atMost(PATIENT).until(() -> column(jdbcUrl, server, "SELECT id FROM task WHERE id = " + ancient).isEmpty());
+                assertThat(column(jdbcUrl, server, "SELECT first_id FROM task_event_batch WHERE " + ancient + " = ANY (task_ids)"))
+                        .isEmpty();
             }
         } finally {
             try (Connection admin = server.connect(); Statement statement = admin.createStatement()) {

@@ -24,12 +24,13 @@ public final class TaskRows {
                     DELETE FROM task_running r WHERE r.id = ? AND NOT EXISTS (SELECT 1 FROM task_now WHERE state = 'running')
                 ),
                 ready AS (
-                    INSERT INTO task_ready (id, queue, type, priority, run_at, concurrency_key, created_at)
-                    SELECT id, queue, type, priority, run_at, concurrency_key, created_at FROM task_now
+                    INSERT INTO task_ready (id, queue, type, priority, run_at, concurrency_key, created_at, debounce_key)
+                    SELECT id, queue, type, priority, run_at, concurrency_key, created_at, debounce_key FROM task_now
                     WHERE state = 'queued'
                     ON CONFLICT (id) DO UPDATE SET queue = EXCLUDED.queue, type = EXCLUDED.type,
                         priority = EXCLUDED.priority, run_at = EXCLUDED.run_at,
-                        concurrency_key = EXCLUDED.concurrency_key, created_at = EXCLUDED.created_at
+                        concurrency_key = EXCLUDED.concurrency_key, created_at = EXCLUDED.created_at,
+                        debounce_key = EXCLUDED.debounce_key
                 )
                 INSERT INTO task_running (id, queue, concurrency_key)
                 SELECT id, queue, concurrency_key FROM task_now
@@ -52,8 +53,8 @@ public final class TaskRows {
                       AND NOT EXISTS (SELECT 1 FROM task t WHERE t.id = r.id AND t.state = 'running')
                 ),
                 ready AS (
-                    INSERT INTO task_ready (id, queue, type, priority, run_at, concurrency_key, created_at)
-                    SELECT id, queue, type, priority, run_at, concurrency_key, created_at FROM task t
+                    INSERT INTO task_ready (id, queue, type, priority, run_at, concurrency_key, created_at, debounce_key)
+                    SELECT id, queue, type, priority, run_at, concurrency_key, created_at, debounce_key FROM task t
                     WHERE t.queue = ? AND t.state = 'queued' AND NOT EXISTS (SELECT 1 FROM task_ready r WHERE r.id = t.id)
                 )
                 INSERT INTO task_running (id, queue, concurrency_key)
