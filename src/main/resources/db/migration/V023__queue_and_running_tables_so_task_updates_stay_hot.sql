@@ -53,6 +53,25 @@ CREATE TABLE task_ready (
     autovacuum_analyze_scale_factor = 0.02
 );
 
+-- The primary key is the one index: it serves the counts by queue and key and finds a row by its
+-- task (and gives logical replication the identity it needs to carry deletes).
+CREATE TABLE task_running (
+    id              bigint NOT NULL,
+    queue           text   NOT NULL,
+    concurrency_key text   NOT NULL,
+    PRIMARY KEY (queue, concurrency_key, id)
+) WITH (
+    autovacuum_vacuum_scale_factor = 0.02,
+    autovacuum_vacuum_insert_scale_factor = 0.05,
+    autovacuum_analyze_scale_factor = 0.02
+);
+
+INSERT INTO task_ready (id, queue, type, priority, run_at, concurrency_key, created_at, debounce_key)
+SELECT id, queue, type, priority, run_at, concurrency_key, created_at, debounce_key FROM task WHERE state = 'queued';
+
+INSERT INTO task_running (id, queue, concurrency_key)
+SELECT id, queue, concurrency_key FROM task WHERE state = 'running';
+
 -- Claim order within a queue; by type; by concurrency key (flow control by key). The claim index's
 -- predicate (always true: task.priority has that range) is one that only the statements meant for
 -- it repeat, so that a claim of some types cannot be planned over it: where the statistics say one
@@ -63,24 +82,7 @@ CREATE INDEX task_ready_type_idx ON task_ready (queue, type, priority DESC, run_
 CREATE INDEX task_ready_key_idx ON task_ready (queue, concurrency_key, priority DESC, run_at, id);
 CREATE INDEX task_ready_debounce_idx ON task_ready (queue, debounce_key, id) WHERE debounce_key IS NOT NULL;
 
--- No primary key: the one index serves the counts by queue and key and finds a row by its task.
-CREATE TABLE task_running (
-    id              bigint NOT NULL,
-    queue           text   NOT NULL,
-    concurrency_key text   NOT NULL
-) WITH (
-    autovacuum_vacuum_scale_factor = 0.02,
-    autovacuum_vacuum_insert_scale_factor = 0.05,
-    autovacuum_analyze_scale_factor = 0.02
-);
-
-CREATE UNIQUE INDEX task_running_key_id_idx ON task_running (queue, concurrency_key, id);
-
-INSERT INTO task_ready (id, queue, type, priority, run_at, concurrency_key, created_at, debounce_key)
-SELECT id, queue, type, priority, run_at, concurrency_key, created_at, debounce_key FROM task WHERE state = 'queued';
-
-INSERT INTO task_running (id, queue, concurrency_key)
-SELECT id, queue, concurrency_key FROM task WHERE state = 'running';
+ANALYZE task_ready, task_running;
 
 DROP INDEX task_claim_idx;
 DROP INDEX task_claim_of_types_idx;

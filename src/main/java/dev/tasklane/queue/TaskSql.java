@@ -642,7 +642,10 @@ final class TaskSql {
      * snoozed fewer than max_snoozes times (counted from the locked row), and otherwise the
      * retryable failure the outcome also describes. An outcome applies only while its worker still
      * holds an unexpired lease on the task: the lease it names, or (with no lease id, as a pull
-     * worker may) any lease of that worker. What it answers, the two statements below add. Locks
+     * worker may) any lease of that worker, on an attempt whose running row (V023) this statement
+     * sees: an attempt that a claim started after the statement began (which it waited for in its
+     * lock) is left alone, as a lost lease is, rather than completed by a late outcome with its
+     * running row left behind. What it answers, the two statements below add. Locks
      * the rows in id order first: a replica renews its leases while its outcomes are recorded and
      * (on shutdown) its tasks released, over overlapping rows; rows locked in two orders deadlock,
      * PostgreSQL then aborts one statement, and a batch of lost outcomes waits for its leases to
@@ -684,6 +687,8 @@ final class TaskSql {
                 FROM outcome o JOIN batches b ON b.queue = o.queue
                 WHERE t.id = o.id AND t.state = 'running' AND t.worker_id = o.worker_id
                   AND (o.lease_id IS NULL OR t.lease_id = o.lease_id) AND t.lease_expires_at > now()
+                  AND EXISTS (SELECT 1 FROM task_running r
+                              WHERE r.queue = t.queue AND r.concurrency_key = t.concurrency_key AND r.id = t.id)
                 RETURNING t.*, o.snoozing AS snoozed
             ),
             """ + appendEvents("changed", "state", """
@@ -922,15 +927,14 @@ final class TaskSql {
             """;
 
     /**
-     * Deletes the running rows (V023) of tasks that are not running, which a statement can leave
-     * behind only when it waited for a task row's lock and the lock's holder had written the task's
-     * running row after the waiting statement began (a pull worker's outcome without a lease id,
-     * racing the same worker's next claim of the task): left alone, such a row would hold a slot of
+     * Deletes the running rows (V023) of tasks that are not running, which no statement of the
+     * service leaves behind (each that ends an attempt either names its lease or sees its running
+     * row) but a hand-made change of a task row can: left alone, such a row would hold a slot of
      * the queue's flow control for ever, and a claim that started the task again would fail on it
      * (the claims insert running rows without ON CONFLICT, which took twice as long). Reads every
-     * running row. The task rows are share-locked with their state tested in the locking query,
-     * which PostgreSQL tests again on the newest version, so that a task a claim is starting right
-     * now keeps the row the claim writes. A stray ready row needs no such sweep: the claim that
+     * running row. The task rows are locked with their state tested in the locking query, which
+     * PostgreSQL tests again on the newest version, so that a task a claim is starting right now
+     * keeps the row the claim writes; SKIP LOCKED lets the replicas' sweeps share the work. A stray ready row needs no such sweep: the claim that
      * reaches it finds its task not queued, or gone, and deletes it; a task queued again writes
      * over it; and a delete takes its task's with it.
      */
@@ -938,7 +942,7 @@ final class TaskSql {
             WITH not_running AS MATERIALIZED (
                 SELECT t.id FROM task t
                 WHERE t.id = ANY (ARRAY(SELECT id FROM task_running)) AND t.state <> 'running'
-                FOR SHARE OF t SKIP LOCKED
+                FOR NO KEY UPDATE OF t SKIP LOCKED
             ),
             gone AS MATERIALIZED (
                 SELECT r.id FROM task_running r WHERE NOT EXISTS (SELECT 1 FROM task t WHERE t.id = r.id)
@@ -986,6 +990,14 @@ final class TaskSql {
             SELECT changed.* FROM changed LEFT JOIN notified ON true
             """;
 
+    /** The first statement of a cancel: locks the queued and running tasks among :ids, in id order; answers their ids. */
+    static final String LOCK_FOR_CANCEL = """
+            SELECT id FROM task
+            WHERE id = ANY (:ids::bigint[]) AND state IN ('queued', 'running')
+            ORDER BY id
+            FOR UPDATE
+            """;
+
     /**
      * Cancels the queued and running tasks among :ids (one, for a single cancel); returns each
      * with the worker and lease that were running it, so that exactly those attempts can be
@@ -996,14 +1008,6 @@ final class TaskSql {
      * again, is read as it is now; the narrow rows could not be). Then waits for a ready row only
      * where a claim holds it and has skipped the task row this holds, never the other way round.
      */
-    /** The first statement of a cancel: locks the queued and running tasks among :ids, in id order; answers their ids. */
-    static final String LOCK_FOR_CANCEL = """
-            SELECT id FROM task
-            WHERE id = ANY (:ids::bigint[]) AND state IN ('queued', 'running')
-            ORDER BY id
-            FOR UPDATE
-            """;
-
     static final String CANCEL_MANY = """
             WITH before AS MATERIALIZED (
                 SELECT id, queue, state, concurrency_key, worker_id, lease_id FROM task
