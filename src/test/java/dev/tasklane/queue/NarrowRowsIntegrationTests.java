@@ -58,6 +58,32 @@ final class NarrowRowsIntegrationTests extends IntegrationTest {
     }
 
     @Test
+    void aLateOutcomeWithoutALeaseLeavesTheSameWorkersNewerAttemptAloneAndItsRunningRowInPlace() throws Exception {
+        String queue = TaskFixtures.uniqueQueue("late-outcome");
+        Tasks tasks = new Tasks(api());
+        long id = tasks.enqueue(queue, "{\"type\": \"noop\"}").get("id").longValue();
+        claimAs(queue, "w-late");
+        Sql.update("UPDATE task SET lease_expires_at = now() - interval '1 second' WHERE id = ?", id);
+        store.rescueExpired(500).collectList().block(Duration.ofSeconds(10)); // queued again, attempt 1 counted
+        try (Connection claimer = TestDatabase.get().connect()) {
+            claimer.setAutoCommit(false);
+            try (Statement claim = claimer.createStatement()) {
+                claim.execute("SELECT * FROM tasklane_claim_any_type('" + queue + "', 1, 'w-late', gen_random_uuid(),"
+                        + " 60000, false, NULL, NULL)");
+            }
+            // The first attempt's outcome, late and without its lease, while the second attempt is not yet
+            // committed: it sees no running row, so it leaves the task alone rather than wait for the lock.
+            api().post().uri("/api/v1/tasks/{id}/complete", id).contentType(MediaType.APPLICATION_JSON)
+                    .bodyValue("{\"workerId\": \"w-late\"}").exchange().expectStatus().isEqualTo(409).expectBody();
+            claimer.commit();
+        }
+        JsonNode task = tasks.get(id);
+        assertThat(task.get("state").stringValue()).isEqualTo("running");
+        assertThat(task.get("attempt").intValue()).isEqualTo(2);
+        assertThat(Sql.column("SELECT count(*) FROM task_running WHERE id = ?", id)).containsExactly("1");
+    }
+
+    @Test
     void theSweepForgetsRunningRowsOfTasksThatNoLongerRunAndKeepsTheOthers() {
         String queue = TaskFixtures.uniqueQueue("stray-running");
         Tasks tasks = new Tasks(api());
@@ -150,8 +176,12 @@ final class NarrowRowsIntegrationTests extends IntegrationTest {
     }
 
     private JsonNode claim(String queue) {
+        return claimAs(queue, "w");
+    }
+
+    private JsonNode claimAs(String queue, String workerId) {
         return api().post().uri("/api/v1/queues/{q}/claims", queue).contentType(MediaType.APPLICATION_JSON)
-                .bodyValue("{\"workerId\": \"w\", \"max\": 5}").exchange().expectStatus().isOk()
+                .bodyValue("{\"workerId\": \"" + workerId + "\", \"max\": 5}").exchange().expectStatus().isOk()
                 .expectBody(JsonNode.class).returnResult().getResponseBody();
     }
 }
