@@ -71,11 +71,18 @@ final class NarrowRowsIntegrationTests extends IntegrationTest {
                 claim.execute("SELECT * FROM tasklane_claim_any_type('" + queue + "', 1, 'w-late', gen_random_uuid(),"
                         + " 60000, false, NULL, NULL)");
             }
-            // The first attempt's outcome, late and without its lease, while the second attempt is not yet
-            // committed: it sees no running row, so it leaves the task alone rather than wait for the lock.
-            api().post().uri("/api/v1/tasks/{id}/complete", id).contentType(MediaType.APPLICATION_JSON)
-                    .bodyValue("{\"workerId\": \"w-late\"}").exchange().expectStatus().isEqualTo(409).expectBody();
+            // The first attempt's outcome, late and without its lease, begins before the second attempt
+            // commits: whether its plan waits for the claim's lock or not, it sees no running row of the
+            // second attempt and leaves it alone.
+            CompletableFuture<Integer> late = CompletableFuture.supplyAsync(() -> api().post()
+                    .uri("/api/v1/tasks/{id}/complete", id).contentType(MediaType.APPLICATION_JSON)
+                    .bodyValue("{\"workerId\": \"w-late\"}").exchange().returnResult(String.class).getStatus().value());
+            await().atMost(Duration.ofSeconds(10)).until(() -> late.isDone() || !Sql.column("SELECT pid FROM pg_stat_activity"
+                    + " WHERE datname = current_database() AND wait_event_type = 'Lock'"
+                    + " AND query LIKE '%JOIN task locked%'").isEmpty());
             claimer.commit();
+
+            assertThat(late.get(10, TimeUnit.SECONDS)).isEqualTo(409);
         }
         JsonNode task = tasks.get(id);
         assertThat(task.get("state").stringValue()).isEqualTo("running");
