@@ -51,11 +51,21 @@ final class LeaseRescuer extends PeriodicJob {
                 .expand(rescued -> rescued.size() < BATCH ? Mono.empty() : rescueBatch())
                 .map(rescued -> (long) rescued.size())
                 .reduce(0L, Long::sum)
-                .flatMap(rescued -> store.forgetStrayRows().doOnNext(stray -> {
+                .flatMap(rescued -> forgetStrayRows().thenReturn(rescued));
+    }
+
+    /** The sweep after the rescue: a failure of its own, logged, fails neither the rescue nor its count. */
+    private Mono<Long> forgetStrayRows() {
+        return store.forgetStrayRows()
+                .doOnNext(stray -> {
                     if (stray > 0) {
                         log.warn("Forgot {} running rows of tasks no longer running", stray);
                     }
-                }).thenReturn(rescued));
+                })
+                .onErrorResume(e -> {
+                    log.warn("Forgetting stray running rows failed: {}", e.toString());
+                    return Mono.just(0L);
+                });
     }
 
     private Mono<List<Task>> rescueBatch() {

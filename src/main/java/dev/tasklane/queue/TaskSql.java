@@ -91,12 +91,15 @@ final class TaskSql {
     private static final String QUEUED_DETAIL =
             "jsonb_build_object('runAt', to_char(run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), 'error', last_error)";
 
+    /** A ready row's columns (V023), named as the task's. */
+    private static final String READY_COLUMNS = "id, queue, type, priority, run_at, concurrency_key, created_at, debounce_key";
+
     /** The CTE {@code readied} of an enqueue: the new tasks' ready rows (V023), so that claims find them. */
     private static final String READY_NEW = """
             readied AS (
-                INSERT INTO task_ready (id, queue, type, priority, run_at, concurrency_key, created_at, debounce_key)
-                SELECT id, queue, type, priority, run_at, concurrency_key, created_at, debounce_key FROM inserted
-            )""";
+                INSERT INTO task_ready (%1$s)
+                SELECT %1$s FROM inserted
+            )""".formatted(READY_COLUMNS);
 
     /**
      * The CTE {@code readied}: a ready row (V023) for each row of CTE {@code source} (task rows as
@@ -106,14 +109,13 @@ final class TaskSql {
     private static String enterReady(String source) {
         return """
                 readied AS (
-                    INSERT INTO task_ready (id, queue, type, priority, run_at, concurrency_key, created_at, debounce_key)
-                    SELECT id, queue, type, priority, run_at, concurrency_key, created_at, debounce_key
-                    FROM %s WHERE state = 'queued'
+                    INSERT INTO task_ready (%2$s)
+                    SELECT %2$s FROM %1$s WHERE state = 'queued'
                     ON CONFLICT (id) DO UPDATE
                     SET queue = EXCLUDED.queue, type = EXCLUDED.type, priority = EXCLUDED.priority,
                         run_at = EXCLUDED.run_at, concurrency_key = EXCLUDED.concurrency_key,
                         created_at = EXCLUDED.created_at, debounce_key = EXCLUDED.debounce_key
-                )""".formatted(source);
+                )""".formatted(source, READY_COLUMNS);
     }
 
     /**

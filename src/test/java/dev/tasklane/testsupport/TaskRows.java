@@ -55,7 +55,10 @@ public final class TaskRows {
                 ready AS (
                     INSERT INTO task_ready (id, queue, type, priority, run_at, concurrency_key, created_at, debounce_key)
                     SELECT id, queue, type, priority, run_at, concurrency_key, created_at, debounce_key FROM task t
-                    WHERE t.queue = ? AND t.state = 'queued' AND NOT EXISTS (SELECT 1 FROM task_ready r WHERE r.id = t.id)
+                    WHERE t.queue = ? AND t.state = 'queued'
+                    ON CONFLICT (id) DO UPDATE SET run_at = EXCLUDED.run_at, priority = EXCLUDED.priority,
+                        type = EXCLUDED.type, concurrency_key = EXCLUDED.concurrency_key,
+                        created_at = EXCLUDED.created_at, debounce_key = EXCLUDED.debounce_key
                 )
                 INSERT INTO task_running (id, queue, concurrency_key)
                 SELECT id, queue, concurrency_key FROM task t
